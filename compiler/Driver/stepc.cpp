@@ -1,0 +1,177 @@
+//===- stepc.cpp - the stepc compiler driver -----------------------------===//
+//
+//   stepc check MODEL.mlir                 parse and verify a model
+//   stepc compile MODEL.mlir --emit=STAGE  print the IR at a stage
+//
+// Errors are printed as `file:line:col: error: ...`; the exit code is 1 on any error.
+//
+//===----------------------------------------------------------------------===//
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "compiler/Driver/Phases.h"
+#include "compiler/Model/ModelLoader.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "absl/strings/match.h"
+
+ABSL_FLAG(std::string, emit, "model", "stage to print with `compile` (see the stage list below)");
+ABSL_FLAG(std::string, o, "-", "output file for `compile` ('-' for stdout)");
+ABSL_FLAG(std::string, dump_phases_to, "",
+          "also write every stage up to --emit into DIR as NN.STAGE.mlir");
+ABSL_FLAG(int64_t, batch, 0, "override the leading (batch) dimension of every input (0: keep)");
+ABSL_FLAG(std::vector<std::string>, dim, {},
+          "override named dims declared in the model's dims(...), e.g. --dim=depth=64,F=512");
+
+namespace {
+
+constexpr const char *kUsage = R"(stepc: an ahead-of-time compiler for whole training steps.
+
+Usage:
+  stepc check MODEL.mlir [--batch=N] [--dim=NAME=VALUE,...]
+      Parse and verify a model; print a summary. Exit 0 when it is valid, 1 otherwise.
+  stepc compile MODEL.mlir --emit=STAGE [-o FILE] [--dump-phases-to=DIR] [--batch=N] [--dim=...]
+      Compile a model and print the IR at STAGE. Every printed stage parses back in
+      (stepc-opt FILE).
+
+Examples:
+  stepc check models/byte_lm.mlir
+  stepc compile models/byte_lm.mlir --emit=model --dim=depth=64
+  stepc compile models/mlp.mlir --emit=model --batch=8 -o /tmp/mlp.model.mlir
+
+Errors are reported as file:line:col: error: message.
+)";
+
+std::string stageHelp() {
+  std::string out = "\nStages (--emit), in pipeline order:\n";
+  for (const stepc::PhaseInfo &info : stepc::allPhases())
+    out += "  " + std::string(info.name) + ": " + info.description + "\n";
+  return out;
+}
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "stepc: error: %s\n", message.c_str());
+  return 1;
+}
+
+// Parses --dim entries "NAME=VALUE".
+bool parseDimFlags(const std::vector<std::string> &entries, std::map<std::string, int64_t> &dims,
+                   std::string &error) {
+  for (const std::string &entry : entries) {
+    std::vector<std::string> parts = absl::StrSplit(entry, absl::MaxSplits('=', 1));
+    int64_t value;
+    if (parts.size() != 2 || parts[0].empty() || !absl::SimpleAtoi(parts[1], &value)) {
+      error = "--dim expects NAME=INTEGER entries, found '" + entry + "'";
+      return false;
+    }
+    dims[parts[0]] = value;
+  }
+  return true;
+}
+
+void printSummary(stepc::step::ModelOp model, llvm::raw_ostream &os) {
+  int64_t paramCount = 0, paramTensors = 0, ops = 0;
+  model.getBody().walk([&](mlir::Operation *op) {
+    ++ops;
+    if (auto param = llvm::dyn_cast<stepc::step::ParamOp>(op)) {
+      ++paramTensors;
+      paramCount += param.getStoredType().getNumElements();
+    }
+  });
+  os << "model @" << model.getSymName() << ": " << paramTensors << " parameter tensors, "
+     << paramCount << " parameters, " << ops << " ops; loss "
+     << model.getLossOp().getLoss().getType() << "\n";
+}
+
+bool writeModule(mlir::ModuleOp module, llvm::StringRef path) {
+  std::string error;
+  auto out = mlir::openOutputFile(path, &error);
+  if (!out) {
+    fail("cannot write '" + path.str() + "': " + error);
+    return false;
+  }
+  module.print(out->os());
+  out->os() << "\n";
+  out->keep();
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  absl::SetProgramUsageMessage(std::string(kUsage) + stageHelp());
+  absl::FlagsUsageConfig usageConfig;
+  usageConfig.contains_helpshort_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "stepc.cpp");
+  };
+  usageConfig.contains_help_flags = usageConfig.contains_helpshort_flags;
+  absl::SetFlagsUsageConfig(usageConfig);
+  std::vector<char *> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() < 2) {
+    std::fprintf(stderr, "%s%s\nRun `stepc --help` for the flags.\n", kUsage, stageHelp().c_str());
+    return 1;
+  }
+  std::string command = positional[1];
+  if (command != "check" && command != "compile")
+    return fail("unknown command '" + command + "'; expected 'check' or 'compile' (see --help)");
+  if (positional.size() != 3)
+    return fail("'" + command + "' expects exactly one model file, found " +
+                std::to_string(positional.size() - 2));
+  std::string path = positional[2];
+
+  stepc::ModelOverrides overrides;
+  if (int64_t batch = absl::GetFlag(FLAGS_batch)) overrides.batch = batch;
+  if (absl::GetFlag(FLAGS_batch) < 0) return fail("--batch must be positive");
+  std::string error;
+  if (!parseDimFlags(absl::GetFlag(FLAGS_dim), overrides.dims, error)) return fail(error);
+  std::optional<stepc::Phase> emit = stepc::parsePhase(absl::GetFlag(FLAGS_emit));
+  if (!emit)
+    return fail("unknown stage '" + absl::GetFlag(FLAGS_emit) + "' for --emit; expected one of " +
+                stepc::phaseNames());
+
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
+  if (!buffer) return fail("cannot read '" + path + "': " + buffer.getError().message());
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  mlir::MLIRContext context;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module = stepc::loadModel(sourceMgr, context, overrides);
+  if (!module) return 1;
+  stepc::step::ModelOp model = stepc::getSingleModel(*module);
+  if (!model) return 1;
+
+  if (command == "check") {
+    printSummary(model, llvm::outs());
+    return 0;
+  }
+  std::string dumpDir = absl::GetFlag(FLAGS_dump_phases_to);
+  for (const stepc::PhaseInfo &info : stepc::allPhases()) {
+    // Each stage's IR is produced here as later stages land; `model` is the loaded module.
+    if (!dumpDir.empty()) {
+      if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
+        return fail("cannot create '" + dumpDir + "': " + ec.message());
+      llvm::SmallString<256> file(dumpDir);
+      char name[64];
+      std::snprintf(name, sizeof(name), "%02d.%s.mlir",
+                    static_cast<int>(&info - stepc::allPhases().data()), info.name);
+      llvm::sys::path::append(file, name);
+      if (!writeModule(*module, file)) return 1;
+    }
+    if (info.phase == *emit) break;
+  }
+  return writeModule(*module, absl::GetFlag(FLAGS_o)) ? 0 : 1;
+}

@@ -1,0 +1,83 @@
+//===- ModelLoader.cpp - read, override and verify a model file ----------===//
+#include "compiler/Model/ModelLoader.h"
+
+#include "dialects/step/IR/StepAsm.h"
+#include "llvm/Support/SourceMgr.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+
+namespace stepc {
+
+void registerStepDialects(mlir::MLIRContext &context) {
+  context.getOrLoadDialect<step::StepDialect>();
+}
+
+step::ModelOp getSingleModel(mlir::ModuleOp module) {
+  auto models = llvm::to_vector(module.getOps<step::ModelOp>());
+  if (models.size() == 1) return models.front();
+  if (models.empty())
+    mlir::emitError(module.getLoc()) << "expected a step.model in the file, found none";
+  else
+    mlir::emitError(models[1].getLoc())
+        << "expected one step.model per file, found " << models.size();
+  return {};
+}
+
+mlir::LogicalResult applyBatchOverride(step::ModelOp model, int64_t batch) {
+  if (batch < 1) return mlir::emitError(model.getLoc()) << "--batch must be >= 1, found " << batch;
+  mlir::WalkResult walk = model.getBody().walk<mlir::WalkOrder::PreOrder>(
+      [&](mlir::Operation *op) -> mlir::WalkResult {
+        if (auto input = llvm::dyn_cast<step::InputOp>(op)) {
+          llvm::SmallVector<int64_t> shape(input.getDeclaredType().getShape());
+          shape[0] = batch;
+          auto declared = mlir::RankedTensorType::get(shape, input.getDeclaredType().getElementType());
+          input.setType(declared);
+          for (mlir::Value result : input.getResults()) {
+            auto t = llvm::cast<mlir::RankedTensorType>(result.getType());
+            llvm::SmallVector<int64_t> s(t.getShape());
+            s[0] = batch;
+            result.setType(mlir::RankedTensorType::get(s, t.getElementType()));
+          }
+          return mlir::WalkResult::advance();
+        }
+        if (auto repeat = llvm::dyn_cast<step::RepeatOp>(op)) {
+          for (auto [init, arg, result] : llvm::zip(repeat.getInits(),
+                                                    repeat.getBody().getArguments(),
+                                                    repeat.getResults())) {
+            arg.setType(init.getType());
+            result.setType(init.getType());
+          }
+          return mlir::WalkResult::advance();
+        }
+        auto infer = llvm::dyn_cast<mlir::InferTypeOpInterface>(op);
+        if (!infer) return mlir::WalkResult::advance();
+        llvm::SmallVector<mlir::Type> types;
+        if (failed(infer.inferReturnTypes(op->getContext(), op->getLoc(), op->getOperands(),
+                                          op->getAttrDictionary(), op->getPropertiesStorage(),
+                                          op->getRegions(), types))) {
+          mlir::emitRemark(op->getLoc()) << "this op no longer fits after --batch=" << batch;
+          return mlir::WalkResult::interrupt();
+        }
+        for (auto [result, type] : llvm::zip(op->getResults(), types)) result.setType(type);
+        return mlir::WalkResult::advance();
+      });
+  return mlir::failure(walk.wasInterrupted());
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
+                                            const ModelOverrides &overrides) {
+  registerStepDialects(context);
+  step::setDimOverrides(overrides.dims);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  step::setDimOverrides({});
+  if (!module) return nullptr;
+  if (overrides.batch) {
+    step::ModelOp model = getSingleModel(*module);
+    if (!model || failed(applyBatchOverride(model, *overrides.batch))) return nullptr;
+  }
+  if (failed(mlir::verify(*module))) return nullptr;
+  return module;
+}
+
+}  // namespace stepc

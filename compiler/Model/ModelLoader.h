@@ -1,0 +1,51 @@
+//===- ModelLoader.h - read, override and verify a model file ---*- C++ -*-===//
+//
+// The front door of the compiler: parses a model file into a module holding one `step.model`,
+// applies the user's overrides (`--dim NAME=V` while parsing, `--batch N` after) and verifies it.
+// Errors go to the context's diagnostic handler as `file:line:col: error: ...`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_COMPILER_MODEL_MODELLOADER_H
+#define STEPC_COMPILER_MODEL_MODELLOADER_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "dialects/step/IR/StepDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace llvm {
+class SourceMgr;
+}
+
+namespace stepc {
+
+struct ModelOverrides {
+  /// Replaces the leading (batch) dimension of every input; nullopt keeps the file's.
+  std::optional<int64_t> batch;
+  /// Replaces named dims declared with `dims(...)`.
+  std::map<std::string, int64_t> dims;
+};
+
+/// Registers the dialects a model file may contain.
+void registerStepDialects(mlir::MLIRContext &context);
+
+/// Parses `sourceMgr`'s main buffer, applies `overrides` and verifies. Returns null on error
+/// (already reported).
+mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
+                                            const ModelOverrides &overrides);
+
+/// The single `step.model` of a module; reports an error and returns null if there is not
+/// exactly one.
+step::ModelOp getSingleModel(mlir::ModuleOp module);
+
+/// Sets the batch dimension of every input of `model` to `batch` and re-infers every result
+/// type downstream. Reports (located) errors where an op no longer fits.
+mlir::LogicalResult applyBatchOverride(step::ModelOp model, int64_t batch);
+
+}  // namespace stepc
+
+#endif  // STEPC_COMPILER_MODEL_MODELLOADER_H

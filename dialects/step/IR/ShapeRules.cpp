@@ -1,0 +1,603 @@
+//===- ShapeRules.cpp - result-type inference of `step` tensor ops --------===//
+//
+// One `inferReturnTypes` per tensor op. Each checks what its operands and attributes must
+// satisfy and says what it expected and found; these rules are also the ops' verifiers (the
+// InferTypeOpInterface verifier compares results with them).
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/step/IR/ShapeRules.h"
+
+#include "dialects/step/IR/StepDialect.h"
+#include "llvm/ADT/STLExtras.h"
+#include "mlir/IR/Diagnostics.h"
+
+namespace stepc::step {
+
+using llvm::ArrayRef;
+using llvm::SmallVector;
+using llvm::SmallVectorImpl;
+using mlir::failure;
+using mlir::Location;
+using mlir::LogicalResult;
+using mlir::MLIRContext;
+using mlir::RankedTensorType;
+using mlir::success;
+using mlir::Type;
+
+std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {
+  size_t rank = 0;
+  for (ArrayRef<int64_t> shape : shapes) rank = std::max(rank, shape.size());
+  SmallVector<int64_t> out(rank, 1);
+  for (ArrayRef<int64_t> shape : shapes) {
+    size_t offset = rank - shape.size();
+    for (size_t i = 0; i < shape.size(); ++i) {
+      int64_t &dim = out[offset + i];
+      if (shape[i] == dim || shape[i] == 1) continue;
+      if (dim != 1) return std::nullopt;
+      dim = shape[i];
+    }
+  }
+  return out;
+}
+
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+SmallVector<int64_t> toI64Vector(mlir::ArrayAttr array) {
+  SmallVector<int64_t> out;
+  for (mlir::Attribute a : array) out.push_back(llvm::cast<mlir::IntegerAttr>(a).getInt());
+  return out;
+}
+
+namespace {
+
+// Builds an error at `loc` when there is one, else a diagnostic nobody sees (inference called
+// from C++ builders without a location just fails).
+struct Reporter {
+  std::optional<Location> loc;
+  mlir::InFlightDiagnostic error() const {
+    return loc ? mlir::emitError(*loc) : mlir::InFlightDiagnostic();
+  }
+  template <typename... Args>
+  LogicalResult fail(Args &&...args) const {
+    if (loc) (mlir::emitError(*loc) << ... << std::forward<Args>(args));
+    return failure();
+  }
+};
+
+// Attribute checks must run before inference reads attributes: the parser infers types before
+// the ODS verifier has looked at the op.
+template <typename Adaptor>
+LogicalResult checkAttrs(MLIRContext *ctx, const Reporter &r, Adaptor &adaptor) {
+  if (r.loc) return adaptor.verify(*r.loc);
+  mlir::ScopedDiagnosticHandler silence(ctx, [](mlir::Diagnostic &) { return success(); });
+  return adaptor.verify(mlir::UnknownLoc::get(ctx));
+}
+
+std::optional<RankedTensorType> ranked(const Reporter &r, mlir::Value v, llvm::StringRef what) {
+  auto type = llvm::dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape()) {
+    r.fail("expected ", what, " to be a static-shaped ranked tensor, found ", v.getType());
+    return std::nullopt;
+  }
+  return type;
+}
+
+LogicalResult sameElement(const Reporter &r, RankedTensorType a, RankedTensorType b,
+                          llvm::StringRef what) {
+  if (a.getElementType() == b.getElementType()) return success();
+  return r.fail("expected ", what, " to have the same element type, found ", a.getElementType(),
+                " and ", b.getElementType());
+}
+
+std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+LogicalResult inferSame(const Reporter &r, mlir::Value input, SmallVectorImpl<Type> &out) {
+  auto type = ranked(r, input, "the operand");
+  if (!type) return failure();
+  out.push_back(*type);
+  return success();
+}
+
+LogicalResult inferBroadcast(const Reporter &r, mlir::ValueRange operands, Type elementOverride,
+                             SmallVectorImpl<Type> &out) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  SmallVector<RankedTensorType> types;
+  for (mlir::Value v : operands) {
+    auto t = ranked(r, v, "every operand");
+    if (!t) return failure();
+    types.push_back(*t);
+    shapes.push_back(t->getShape());
+  }
+  std::optional<SmallVector<int64_t>> shape = broadcastShapes(shapes);
+  if (!shape) {
+    auto diag = r.error();
+    diag << "operand shapes do not broadcast:";
+    for (ArrayRef<int64_t> s : shapes) diag << " " << shapeString(s);
+    diag << " (trailing dimensions must be equal or 1)";
+    return failure();
+  }
+  Type element = elementOverride ? elementOverride : types.back().getElementType();
+  out.push_back(RankedTensorType::get(*shape, element));
+  return success();
+}
+
+template <typename Adaptor>
+LogicalResult inferBinary(MLIRContext *ctx, const Reporter &r, Adaptor adaptor,
+                          SmallVectorImpl<Type> &out) {
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto lhs = ranked(r, adaptor.getLhs(), "the left operand");
+  auto rhs = ranked(r, adaptor.getRhs(), "the right operand");
+  if (!lhs || !rhs || failed(sameElement(r, *lhs, *rhs, "both operands"))) return failure();
+  return inferBroadcast(r, {adaptor.getLhs(), adaptor.getRhs()}, {}, out);
+}
+
+template <typename Adaptor>
+LogicalResult inferUnary(MLIRContext *ctx, const Reporter &r, Adaptor adaptor,
+                         SmallVectorImpl<Type> &out) {
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  return inferSame(r, adaptor.getInput(), out);
+}
+
+template <typename Adaptor>
+LogicalResult inferReduce(MLIRContext *ctx, const Reporter &r, Adaptor adaptor,
+                          SmallVectorImpl<Type> &out) {
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the operand");
+  if (!input) return failure();
+  int64_t rank = input->getRank();
+  SmallVector<bool> reduced(rank, false);
+  for (int64_t axis : toI64Vector(adaptor.getAxes())) {
+    std::optional<int64_t> a = normalizeAxis(axis, rank);
+    if (!a) return r.fail("axis ", axis, " is out of range for a rank-", rank, " operand");
+    if (reduced[*a]) return r.fail("axis ", axis, " is listed twice");
+    reduced[*a] = true;
+  }
+  if (adaptor.getAxes().empty()) return r.fail("expected at least one axis to reduce");
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!reduced[i])
+      shape.push_back(input->getDimSize(i));
+    else if (adaptor.getKeepdim())
+      shape.push_back(1);
+  }
+  out.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+// Last-two-dims (rows, cols) of a matmul operand after its optional transpose.
+std::pair<int64_t, int64_t> matrixDims(RankedTensorType t, bool transposed) {
+  int64_t rows = t.getDimSize(t.getRank() - 2), cols = t.getDimSize(t.getRank() - 1);
+  return transposed ? std::make_pair(cols, rows) : std::make_pair(rows, cols);
+}
+
+LogicalResult inferAxisOp(const Reporter &r, mlir::Value input, int64_t axis,
+                          SmallVectorImpl<Type> &out) {
+  auto type = ranked(r, input, "the operand");
+  if (!type) return failure();
+  if (!normalizeAxis(axis, type->getRank()))
+    return r.fail("axis ", axis, " is out of range for a rank-", type->getRank(), " operand");
+  out.push_back(*type);
+  return success();
+}
+
+LogicalResult checkVector(const Reporter &r, mlir::Value v, llvm::StringRef what, int64_t size,
+                          RankedTensorType like) {
+  auto type = ranked(r, v, what);
+  if (!type) return failure();
+  if (type->getRank() != 1 || type->getDimSize(0) != size)
+    return r.fail("expected ", what, " of shape [", size, "] (the last dimension), found ",
+                  shapeString(type->getShape()));
+  return sameElement(r, like, *type, ("the input and " + what).str());
+}
+
+}  // namespace
+
+#define STEP_INFER(OP)                                                            \
+  LogicalResult OP::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc, \
+                                     Adaptor adaptor, SmallVectorImpl<Type> &out)
+
+#define STEP_UNARY(OP) \
+  STEP_INFER(OP) { return inferUnary(ctx, Reporter{loc}, adaptor, out); }
+STEP_UNARY(NegOp)
+STEP_UNARY(AbsOp)
+STEP_UNARY(ExpOp)
+STEP_UNARY(LogOp)
+STEP_UNARY(SqrtOp)
+STEP_UNARY(RsqrtOp)
+STEP_UNARY(TanhOp)
+STEP_UNARY(SigmoidOp)
+STEP_UNARY(ReluOp)
+STEP_UNARY(SiluOp)
+STEP_UNARY(GeluOp)
+STEP_UNARY(LeakyReluOp)
+STEP_UNARY(PowOp)
+STEP_UNARY(DropoutOp)
+#undef STEP_UNARY
+
+#define STEP_BINARY(OP) \
+  STEP_INFER(OP) { return inferBinary(ctx, Reporter{loc}, adaptor, out); }
+STEP_BINARY(AddOp)
+STEP_BINARY(SubOp)
+STEP_BINARY(MulOp)
+STEP_BINARY(DivOp)
+STEP_BINARY(MaxOp)
+STEP_BINARY(MinOp)
+#undef STEP_BINARY
+
+STEP_INFER(CompareOp) {
+  Reporter r{loc};
+  SmallVector<Type> inferred;
+  if (failed(inferBinary(ctx, r, adaptor, inferred))) return failure();
+  auto shape = llvm::cast<RankedTensorType>(inferred.front()).getShape();
+  out.push_back(RankedTensorType::get(shape, mlir::IntegerType::get(ctx, 1)));
+  return success();
+}
+
+STEP_INFER(SelectOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto cond = ranked(r, adaptor.getCond(), "the condition");
+  auto a = ranked(r, adaptor.getOnTrue(), "the true operand");
+  auto b = ranked(r, adaptor.getOnFalse(), "the false operand");
+  if (!cond || !a || !b) return failure();
+  if (!cond->getElementType().isInteger(1))
+    return r.fail("expected an i1 condition, found ", cond->getElementType());
+  if (failed(sameElement(r, *a, *b, "both choices"))) return failure();
+  return inferBroadcast(r, {adaptor.getCond(), adaptor.getOnTrue(), adaptor.getOnFalse()},
+                        a->getElementType(), out);
+}
+
+#define STEP_REDUCE(OP) \
+  STEP_INFER(OP) { return inferReduce(ctx, Reporter{loc}, adaptor, out); }
+STEP_REDUCE(SumOp)
+STEP_REDUCE(MeanOp)
+STEP_REDUCE(ReduceMaxOp)
+#undef STEP_REDUCE
+
+STEP_INFER(MatmulOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto lhs = ranked(r, adaptor.getLhs(), "the left operand");
+  auto rhs = ranked(r, adaptor.getRhs(), "the right operand");
+  if (!lhs || !rhs || failed(sameElement(r, *lhs, *rhs, "both operands"))) return failure();
+  if (lhs->getRank() < 2)
+    return r.fail("expected the left operand to have rank >= 2, found rank ", lhs->getRank());
+  if (rhs->getRank() != 2)
+    return r.fail("expected a rank-2 right operand [K, N], found rank ", rhs->getRank(),
+                  " (use step.batch_matmul for batched right operands)");
+  if (lhs->getRank() > 2 && adaptor.getTransposeLhs())
+    return r.fail("transpose_lhs needs a rank-2 left operand, found rank ", lhs->getRank());
+  auto [m, k] = matrixDims(*lhs, adaptor.getTransposeLhs());
+  auto [k2, n] = matrixDims(*rhs, adaptor.getTransposeRhs());
+  if (k != k2)
+    return r.fail("contraction sizes differ: the left operand gives K = ", k,
+                  ", the right operand gives K = ", k2);
+  SmallVector<int64_t> shape(lhs->getShape().drop_back(2));
+  shape.append({m, n});
+  out.push_back(RankedTensorType::get(shape, lhs->getElementType()));
+  return success();
+}
+
+STEP_INFER(BatchMatmulOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto lhs = ranked(r, adaptor.getLhs(), "the left operand");
+  auto rhs = ranked(r, adaptor.getRhs(), "the right operand");
+  if (!lhs || !rhs || failed(sameElement(r, *lhs, *rhs, "both operands"))) return failure();
+  if (lhs->getRank() < 3 || lhs->getRank() != rhs->getRank())
+    return r.fail("expected operands of equal rank >= 3, found ranks ", lhs->getRank(), " and ",
+                  rhs->getRank());
+  auto batchL = lhs->getShape().drop_back(2), batchR = rhs->getShape().drop_back(2);
+  if (batchL != batchR)
+    return r.fail("batch dimensions differ: ", shapeString(batchL), " and ", shapeString(batchR));
+  auto [m, k] = matrixDims(*lhs, adaptor.getTransposeLhs());
+  auto [k2, n] = matrixDims(*rhs, adaptor.getTransposeRhs());
+  if (k != k2)
+    return r.fail("contraction sizes differ: the left operand gives K = ", k,
+                  ", the right operand gives K = ", k2);
+  SmallVector<int64_t> shape(batchL);
+  shape.append({m, n});
+  out.push_back(RankedTensorType::get(shape, lhs->getElementType()));
+  return success();
+}
+
+STEP_INFER(EmbeddingOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto table = ranked(r, adaptor.getTable(), "the table");
+  auto ids = ranked(r, adaptor.getIds(), "the ids");
+  if (!table || !ids) return failure();
+  if (table->getRank() != 2)
+    return r.fail("expected a rank-2 table [V, D], found ", shapeString(table->getShape()));
+  if (!ids->getElementType().isSignlessInteger(32) && !ids->getElementType().isSignlessInteger(64))
+    return r.fail("expected i32 or i64 ids, found ", ids->getElementType());
+  SmallVector<int64_t> shape(ids->getShape());
+  shape.push_back(table->getDimSize(1));
+  out.push_back(RankedTensorType::get(shape, table->getElementType()));
+  return success();
+}
+
+STEP_INFER(Conv1dOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the input");
+  auto weight = ranked(r, adaptor.getWeight(), "the weight");
+  if (!input || !weight || failed(sameElement(r, *input, *weight, "input and weight")))
+    return failure();
+  if (input->getRank() != 3)
+    return r.fail("expected a rank-3 input [B, S, Cin], found ", shapeString(input->getShape()));
+  if (weight->getRank() != 3)
+    return r.fail("expected a rank-3 weight [K, Cin/groups, Cout], found ",
+                  shapeString(weight->getShape()));
+  int64_t groups = adaptor.getGroups(), seq = input->getDimSize(1), cin = input->getDimSize(2);
+  int64_t k = weight->getDimSize(0), cout = weight->getDimSize(2);
+  if (cin % groups || cout % groups)
+    return r.fail("groups = ", groups, " must divide both Cin = ", cin, " and Cout = ", cout);
+  if (weight->getDimSize(1) != cin / groups)
+    return r.fail("expected weight dimension 1 to be Cin/groups = ", cin / groups, ", found ",
+                  weight->getDimSize(1));
+  int64_t outSeq = adaptor.getPadding() == "causal" ? seq : seq - k + 1;
+  if (outSeq < 1)
+    return r.fail("kernel size ", k, " exceeds the sequence length ", seq, " with valid padding");
+  out.push_back(RankedTensorType::get({input->getDimSize(0), outSeq, cout},
+                                      input->getElementType()));
+  return success();
+}
+
+STEP_INFER(CumsumOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  return inferAxisOp(r, adaptor.getInput(), adaptor.getAxis(), out);
+}
+
+STEP_INFER(SoftmaxOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  return inferAxisOp(r, adaptor.getInput(), adaptor.getAxis(), out);
+}
+
+STEP_INFER(LogSoftmaxOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  return inferAxisOp(r, adaptor.getInput(), adaptor.getAxis(), out);
+}
+
+STEP_INFER(LayerNormOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the input");
+  if (!input) return failure();
+  if (input->getRank() < 1) return r.fail("expected an input of rank >= 1, found a scalar");
+  int64_t c = input->getShape().back();
+  if (failed(checkVector(r, adaptor.getGamma(), "gamma", c, *input)) ||
+      failed(checkVector(r, adaptor.getBeta(), "beta", c, *input)))
+    return failure();
+  out.push_back(*input);
+  return success();
+}
+
+STEP_INFER(RmsNormOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the input");
+  if (!input) return failure();
+  if (input->getRank() < 1) return r.fail("expected an input of rank >= 1, found a scalar");
+  if (failed(checkVector(r, adaptor.getGamma(), "gamma", input->getShape().back(), *input)))
+    return failure();
+  out.push_back(*input);
+  return success();
+}
+
+STEP_INFER(CrossEntropyOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto logits = ranked(r, adaptor.getLogits(), "the logits");
+  auto targets = ranked(r, adaptor.getTargets(), "the targets");
+  if (!logits || !targets) return failure();
+  if (logits->getRank() < 1) return r.fail("expected logits [..., V], found a scalar");
+  if (!targets->getElementType().isSignlessInteger(32) &&
+      !targets->getElementType().isSignlessInteger(64))
+    return r.fail("expected i32 or i64 targets, found ", targets->getElementType());
+  if (targets->getShape() != logits->getShape().drop_back())
+    return r.fail("expected targets of shape ", shapeString(logits->getShape().drop_back()),
+                  " (the logits without the class dimension), found ",
+                  shapeString(targets->getShape()));
+  if (adaptor.getReduction() == "none")
+    out.push_back(RankedTensorType::get(targets->getShape(), logits->getElementType()));
+  else
+    out.push_back(RankedTensorType::get({}, logits->getElementType()));
+  return success();
+}
+
+STEP_INFER(ReshapeOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the operand");
+  if (!input) return failure();
+  SmallVector<int64_t> shape = toI64Vector(adaptor.getShape());
+  int64_t known = 1, inferredAt = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (inferredAt >= 0) return r.fail("at most one dimension of the shape may be -1");
+      inferredAt = i;
+    } else if (shape[i] <= 0) {
+      return r.fail("expected positive sizes (or one -1), found ", shape[i]);
+    } else {
+      known *= shape[i];
+    }
+  }
+  int64_t total = input->getNumElements();
+  if (inferredAt >= 0) {
+    if (total % known) return r.fail("cannot infer -1: ", total, " elements are not divisible by ", known);
+    shape[inferredAt] = total / known;
+  } else if (known != total) {
+    return r.fail("reshape must keep the element count: the operand has ", total,
+                  " elements, the shape ", shapeString(shape), " has ", known);
+  }
+  out.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+STEP_INFER(TransposeOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the operand");
+  if (!input) return failure();
+  SmallVector<int64_t> perm = toI64Vector(adaptor.getPerm());
+  int64_t rank = input->getRank();
+  SmallVector<bool> seen(rank, false);
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return r.fail("expected a permutation of ", rank, " axes, found ", perm.size());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return r.fail("perm ", shapeString(perm), " is not a permutation of 0..", rank - 1);
+    seen[p] = true;
+    shape.push_back(input->getDimSize(p));
+  }
+  out.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+STEP_INFER(BroadcastOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the operand");
+  if (!input) return failure();
+  SmallVector<int64_t> shape = toI64Vector(adaptor.getShape());
+  std::optional<SmallVector<int64_t>> b = broadcastShapes({input->getShape(), shape});
+  if (!b || *b != shape)
+    return r.fail("cannot broadcast ", shapeString(input->getShape()), " to ", shapeString(shape));
+  out.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+STEP_INFER(SliceOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the operand");
+  if (!input) return failure();
+  int64_t rank = input->getRank();
+  SmallVector<int64_t> start = toI64Vector(adaptor.getStart());
+  SmallVector<int64_t> limit = toI64Vector(adaptor.getLimit());
+  SmallVector<int64_t> strides =
+      adaptor.getStrides() ? toI64Vector(*adaptor.getStrides()) : SmallVector<int64_t>(rank, 1);
+  if (static_cast<int64_t>(start.size()) != rank || static_cast<int64_t>(limit.size()) != rank ||
+      static_cast<int64_t>(strides.size()) != rank)
+    return r.fail("expected start, limit and strides of length ", rank, " (the operand's rank)");
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (start[i] < 0 || start[i] >= limit[i] || limit[i] > input->getDimSize(i))
+      return r.fail("dimension ", i, ": expected 0 <= start < limit <= ", input->getDimSize(i),
+                    ", found start = ", start[i], ", limit = ", limit[i]);
+    if (strides[i] < 1) return r.fail("dimension ", i, ": expected a stride >= 1, found ", strides[i]);
+    shape.push_back((limit[i] - start[i] + strides[i] - 1) / strides[i]);
+  }
+  out.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+STEP_INFER(SplitOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the operand");
+  if (!input) return failure();
+  std::optional<int64_t> axis = normalizeAxis(adaptor.getAxis(), input->getRank());
+  if (!axis)
+    return r.fail("axis ", adaptor.getAxis(), " is out of range for a rank-", input->getRank(),
+                  " operand");
+  int64_t parts = adaptor.getParts(), size = input->getDimSize(*axis);
+  if (size % parts)
+    return r.fail("cannot split dimension ", *axis, " of size ", size, " into ", parts,
+                  " equal parts");
+  SmallVector<int64_t> shape(input->getShape());
+  shape[*axis] = size / parts;
+  out.append(parts, RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+STEP_INFER(ConcatOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  if (adaptor.getInputs().empty()) return r.fail("expected at least one operand");
+  auto first = ranked(r, adaptor.getInputs().front(), "every operand");
+  if (!first) return failure();
+  std::optional<int64_t> axis = normalizeAxis(adaptor.getAxis(), first->getRank());
+  if (!axis)
+    return r.fail("axis ", adaptor.getAxis(), " is out of range for rank-", first->getRank(),
+                  " operands");
+  SmallVector<int64_t> shape(first->getShape());
+  for (mlir::Value v : adaptor.getInputs().drop_front()) {
+    auto t = ranked(r, v, "every operand");
+    if (!t || failed(sameElement(r, *first, *t, "all operands"))) return failure();
+    if (t->getRank() != first->getRank())
+      return r.fail("expected operands of equal rank, found ", first->getRank(), " and ",
+                    t->getRank());
+    for (int64_t i = 0; i < t->getRank(); ++i)
+      if (i != *axis && t->getDimSize(i) != shape[i])
+        return r.fail("operands differ in dimension ", i, " (not the concat axis): ", shape[i],
+                      " and ", t->getDimSize(i));
+    shape[*axis] += t->getDimSize(*axis);
+  }
+  out.push_back(RankedTensorType::get(shape, first->getElementType()));
+  return success();
+}
+
+STEP_INFER(PadOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the operand");
+  if (!input) return failure();
+  SmallVector<int64_t> low = toI64Vector(adaptor.getLow()), high = toI64Vector(adaptor.getHigh());
+  if (static_cast<int64_t>(low.size()) != input->getRank() || low.size() != high.size())
+    return r.fail("expected low and high of length ", input->getRank(), " (the operand's rank)");
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < input->getRank(); ++i) {
+    if (low[i] < 0 || high[i] < 0)
+      return r.fail("dimension ", i, ": expected non-negative padding, found low = ", low[i],
+                    ", high = ", high[i]);
+    shape.push_back(input->getDimSize(i) + low[i] + high[i]);
+  }
+  out.push_back(RankedTensorType::get(shape, input->getElementType()));
+  return success();
+}
+
+STEP_INFER(CastOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the operand");
+  if (!input) return failure();
+  out.push_back(RankedTensorType::get(input->getShape(), adaptor.getTo()));
+  return success();
+}
+
+STEP_INFER(ConstantOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto type = llvm::dyn_cast<RankedTensorType>(adaptor.getValue().getType());
+  if (!type || !type.hasStaticShape())
+    return r.fail("expected a static-shaped tensor value, found ", adaptor.getValue().getType());
+  out.push_back(type);
+  return success();
+}
+
+STEP_INFER(IotaOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  SmallVector<int64_t> shape = toI64Vector(adaptor.getShape());
+  if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    return r.fail("expected positive sizes, found ", shapeString(shape));
+  if (!normalizeAxis(adaptor.getAxis(), shape.size()))
+    return r.fail("axis ", adaptor.getAxis(), " is out of range for shape ", shapeString(shape));
+  out.push_back(RankedTensorType::get(shape, adaptor.getDtype()));
+  return success();
+}
+
+}  // namespace stepc::step

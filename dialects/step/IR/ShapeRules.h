@@ -1,0 +1,24 @@
+//===- ShapeRules.h - shape arithmetic shared by `step` ops -----*- C++ -*-===//
+#ifndef STEPC_DIALECTS_STEP_IR_SHAPERULES_H
+#define STEPC_DIALECTS_STEP_IR_SHAPERULES_H
+
+#include <optional>
+
+#include "llvm/ADT/SmallVector.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+namespace stepc::step {
+
+/// NumPy broadcasting of several shapes; nullopt when they do not broadcast.
+std::optional<llvm::SmallVector<int64_t>> broadcastShapes(
+    llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes);
+
+/// `axis` in [-rank, rank) mapped to [0, rank); nullopt when out of range.
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+/// The i64 values of an ArrayAttr of IntegerAttr.
+llvm::SmallVector<int64_t> toI64Vector(mlir::ArrayAttr array);
+
+}  // namespace stepc::step
+
+#endif  // STEPC_DIALECTS_STEP_IR_SHAPERULES_H

@@ -1,0 +1,205 @@
+//===- StepAsm.cpp - the shared assembly form of `step` ops --------------===//
+#include "dialects/step/IR/StepAsm.h"
+
+#include <vector>
+
+#include "dialects/step/IR/StepDialect.h"
+#include "llvm/ADT/StringMap.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace stepc::step {
+namespace {
+
+struct Scope {
+  llvm::StringMap<mlir::Type> values;  // key: "name#number"
+  llvm::StringMap<int64_t> dims;
+};
+
+// Parsing is single-threaded per context; a thread-local stack keeps concurrent parses apart.
+thread_local std::vector<Scope> scopes;
+thread_local std::map<std::string, int64_t> dimOverrides;
+
+std::string key(llvm::StringRef name, unsigned number) {
+  return (name + "#" + llvm::Twine(number)).str();
+}
+
+}  // namespace
+
+ParseScope::ParseScope() { scopes.emplace_back(); }
+ParseScope::~ParseScope() { scopes.pop_back(); }
+
+void ParseScope::bind(llvm::StringRef name, unsigned number, mlir::Type type) {
+  if (!scopes.empty()) scopes.back().values[key(name, number)] = type;
+}
+
+mlir::Type ParseScope::lookup(llvm::StringRef name, unsigned number) {
+  name.consume_front("%");
+  std::string k = key(name, number);
+  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+    auto found = it->values.find(k);
+    if (found != it->values.end()) return found->second;
+  }
+  return {};
+}
+
+void ParseScope::bindDim(llvm::StringRef name, int64_t value) {
+  if (!scopes.empty()) scopes.back().dims[name] = value;
+}
+
+std::optional<int64_t> ParseScope::lookupDim(llvm::StringRef name) {
+  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+    auto found = it->dims.find(name);
+    if (found != it->dims.end()) return found->second;
+  }
+  return std::nullopt;
+}
+
+std::string ParseScope::dimNames() {
+  std::string out;
+  for (const Scope &scope : scopes)
+    for (const auto &entry : scope.dims) out += (out.empty() ? "" : ", ") + entry.getKey().str();
+  return out.empty() ? "none" : out;
+}
+
+void setDimOverrides(std::map<std::string, int64_t> overrides) {
+  dimOverrides = std::move(overrides);
+}
+
+const std::map<std::string, int64_t> &getDimOverrides() { return dimOverrides; }
+
+void bindResults(mlir::OpAsmParser &parser, llvm::ArrayRef<mlir::Type> types) {
+  for (unsigned i = 0, e = std::min<size_t>(parser.getNumResults(), types.size()); i < e; ++i) {
+    auto [name, number] = parser.getResultName(i);
+    ParseScope::bind(name, number, types[i]);
+  }
+}
+
+mlir::ParseResult parseOperandsAttrsTypes(mlir::OpAsmParser &parser, mlir::OperationState &result,
+                                          llvm::SmallVectorImpl<mlir::Type> &resultTypes) {
+  llvm::SmallVector<mlir::OpAsmParser::UnresolvedOperand> operands;
+  if (parser.parseOperandList(operands) || parser.parseOptionalAttrDict(result.attributes))
+    return mlir::failure();
+  llvm::SmallVector<mlir::Type> operandTypes;
+  llvm::SMLoc typesLoc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalColon())) {
+    if (parser.parseTypeList(operandTypes)) return mlir::failure();
+    if (succeeded(parser.parseOptionalArrow()) && parser.parseTypeList(resultTypes))
+      return mlir::failure();
+    if (operandTypes.size() != operands.size())
+      return parser.emitError(typesLoc) << "expected " << operands.size()
+                                        << " operand types, found " << operandTypes.size();
+  } else {
+    for (const auto &operand : operands) {
+      mlir::Type type = ParseScope::lookup(operand.name, operand.number);
+      if (!type)
+        return parser.emitError(operand.location)
+               << "use of undefined value '" << operand.name
+               << "' (values must be defined before use; outside a step.model write the "
+                  "operand types after ':')";
+      operandTypes.push_back(type);
+    }
+  }
+  return parser.resolveOperands(operands, operandTypes, typesLoc, result.operands);
+}
+
+bool isInsideModel(mlir::Operation *op) { return op->getParentOfType<ModelOp>() != nullptr; }
+
+void printOperandsAttrsTypes(mlir::OpAsmPrinter &printer, mlir::Operation *op,
+                             llvm::ArrayRef<llvm::StringRef> elidedAttrs) {
+  if (op->getNumOperands() != 0) {
+    printer << ' ';
+    printer.printOperands(op->getOperands());
+  }
+  // Attributes holding their default value are left out, as ODS-generated printers do.
+  llvm::SmallVector<llvm::StringRef> elided(elidedAttrs);
+  mlir::NamedAttrList defaults;
+  op->getName().populateDefaultAttrs(defaults);
+  for (mlir::NamedAttribute attr : op->getAttrs())
+    if (defaults.get(attr.getName()) == attr.getValue()) elided.push_back(attr.getName());
+  printer.printOptionalAttrDict(op->getAttrs(), elided);
+  if (isInsideModel(op) || op->getNumOperands() == 0) return;
+  printer << " : ";
+  llvm::interleaveComma(op->getOperandTypes(), printer);
+  if (op->getNumResults() == 0) return;
+  printer << " -> ";
+  llvm::interleaveComma(op->getResultTypes(), printer);
+}
+
+namespace {
+
+mlir::ParseResult parseDimSum(mlir::OpAsmParser &parser, int64_t &value);
+
+mlir::ParseResult parseDimTerm(mlir::OpAsmParser &parser, int64_t &value) {
+  llvm::SMLoc loc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalLParen()))
+    return mlir::failure(parseDimSum(parser, value) || parser.parseRParen());
+  mlir::OptionalParseResult integer = parser.parseOptionalInteger(value);
+  if (integer.has_value()) return *integer;
+  llvm::StringRef name;
+  if (failed(parser.parseOptionalKeyword(&name)))
+    return parser.emitError(loc) << "expected a dimension: an integer or a named dim ("
+                                 << ParseScope::dimNames() << ")";
+  std::optional<int64_t> dim = ParseScope::lookupDim(name);
+  if (!dim)
+    return parser.emitError(loc) << "unknown dim '" << name << "'; the model declares "
+                                 << ParseScope::dimNames();
+  value = *dim;
+  return mlir::success();
+}
+
+mlir::ParseResult parseDimProduct(mlir::OpAsmParser &parser, int64_t &value) {
+  if (parseDimTerm(parser, value)) return mlir::failure();
+  while (succeeded(parser.parseOptionalStar())) {
+    int64_t rhs;
+    if (parseDimTerm(parser, rhs)) return mlir::failure();
+    value *= rhs;
+  }
+  return mlir::success();
+}
+
+mlir::ParseResult parseDimSum(mlir::OpAsmParser &parser, int64_t &value) {
+  if (parseDimProduct(parser, value)) return mlir::failure();
+  while (succeeded(parser.parseOptionalPlus())) {
+    int64_t rhs;
+    if (parseDimProduct(parser, rhs)) return mlir::failure();
+    value += rhs;
+  }
+  return mlir::success();
+}
+
+}  // namespace
+
+mlir::ParseResult parseDimExpr(mlir::OpAsmParser &parser, int64_t &value) {
+  return parseDimSum(parser, value);
+}
+
+mlir::ParseResult parseShapeAndDtype(mlir::OpAsmParser &parser, mlir::RankedTensorType &type) {
+  llvm::SmallVector<int64_t> shape;
+  if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Square, [&]() -> mlir::ParseResult {
+        llvm::SMLoc loc = parser.getCurrentLocation();
+        int64_t dim;
+        if (parseDimExpr(parser, dim)) return mlir::failure();
+        if (dim <= 0)
+          return parser.emitError(loc) << "expected a positive dimension size, found " << dim;
+        shape.push_back(dim);
+        return mlir::success();
+      }))
+    return mlir::failure();
+  llvm::SMLoc dtypeLoc = parser.getCurrentLocation();
+  mlir::Type dtype;
+  if (parser.parseType(dtype)) return mlir::failure();
+  if (!dtype.isF32() && !dtype.isBF16() && !dtype.isF16() && !dtype.isF64() &&
+      !dtype.isSignlessInteger(32) && !dtype.isSignlessInteger(64))
+    return parser.emitError(dtypeLoc)
+           << "expected a dtype (f32, bf16, f16, f64, i32 or i64), found " << dtype;
+  type = mlir::RankedTensorType::get(shape, dtype);
+  return mlir::success();
+}
+
+void printShapeAndDtype(mlir::OpAsmPrinter &printer, mlir::RankedTensorType type) {
+  printer << "[";
+  llvm::interleaveComma(type.getShape(), printer);
+  printer << "] " << type.getElementType();
+}
+
+}  // namespace stepc::step

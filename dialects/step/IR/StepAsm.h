@@ -1,0 +1,65 @@
+//===- StepAsm.h - the shared assembly form of `step` ops -------*- C++ -*-===//
+//
+// MLIR's textual format names a type at every use of a value. `step` model files do not: they
+// write shapes only on declarations. The parser therefore keeps, per isolated scope, the type of
+// every value a `step` op defined (a ParseScope), looks operand types up there, and infers result
+// types as it goes. Outside a `step.model` ops print their types, so any IR parses without it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_DIALECTS_STEP_IR_STEPASM_H
+#define STEPC_DIALECTS_STEP_IR_STEPASM_H
+
+#include <map>
+#include <string>
+
+#include "mlir/IR/OpImplementation.h"
+
+namespace stepc::step {
+
+/// RAII: opens a scope of SSA-name → type bindings (and named dims) for the parser. Nested
+/// scopes see the bindings of the enclosing ones.
+class ParseScope {
+ public:
+  ParseScope();
+  ~ParseScope();
+  ParseScope(const ParseScope &) = delete;
+  ParseScope &operator=(const ParseScope &) = delete;
+
+  /// Binds `%name#number` (name without '%') in the innermost scope.
+  static void bind(llvm::StringRef name, unsigned number, mlir::Type type);
+  /// The type of `%name#number` (name as written, with '%'), or null.
+  static mlir::Type lookup(llvm::StringRef name, unsigned number);
+  static void bindDim(llvm::StringRef name, int64_t value);
+  static std::optional<int64_t> lookupDim(llvm::StringRef name);
+  static std::string dimNames();
+};
+
+/// Named-dim overrides applied while parsing `step.model ... dims(...)` (`stepc --dim N=V`).
+/// Each must name a dim the model declares.
+void setDimOverrides(std::map<std::string, int64_t> overrides);
+
+/// Binds the results of the op being parsed (by their written names) to `types`.
+void bindResults(mlir::OpAsmParser &parser, llvm::ArrayRef<mlir::Type> types);
+
+/// Parses `%a, %b` operands, then `{attrs}`, then optionally `: types [-> types]`, resolving
+/// operand types from the ParseScope when none are written. Fills `resultTypes` when written.
+mlir::ParseResult parseOperandsAttrsTypes(mlir::OpAsmParser &parser, mlir::OperationState &result,
+                                          llvm::SmallVectorImpl<mlir::Type> &resultTypes);
+
+/// The inverse of parseOperandsAttrsTypes. Types are omitted inside a `step.model`.
+void printOperandsAttrsTypes(mlir::OpAsmPrinter &printer, mlir::Operation *op,
+                             llvm::ArrayRef<llvm::StringRef> elidedAttrs = {});
+
+/// True when `op` is nested in a `step.model` (where the printer leaves types out).
+bool isInsideModel(mlir::Operation *op);
+
+/// Parses a dimension expression: integers and named dims combined with `*`, `+` and parens.
+mlir::ParseResult parseDimExpr(mlir::OpAsmParser &parser, int64_t &value);
+
+/// Parses `[d0, d1, ...] dtype` into a ranked tensor type.
+mlir::ParseResult parseShapeAndDtype(mlir::OpAsmParser &parser, mlir::RankedTensorType &type);
+void printShapeAndDtype(mlir::OpAsmPrinter &printer, mlir::RankedTensorType type);
+
+}  // namespace stepc::step
+
+#endif  // STEPC_DIALECTS_STEP_IR_STEPASM_H

@@ -1,0 +1,588 @@
+//===- StepOps.cpp - assembly and verifiers of `step` ops ----------------===//
+//
+// Structure ops (model, param, input, config, repeat) have their own syntax; every tensor op uses
+// the shared form from StepAsm.cpp. Shape rules live in ShapeRules.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/step/IR/StepAsm.h"
+#include "dialects/step/IR/StepDialect.h"
+#include "dialects/step/IR/StepSpecs.h"
+#include "llvm/ADT/StringMap.h"
+#include "mlir/IR/Builders.h"
+
+#define GET_OP_CLASSES
+#include "dialects/step/IR/StepOps.cpp.inc"
+
+namespace stepc::step {
+
+const std::map<std::string, int64_t> &getDimOverrides();
+
+namespace {
+
+template <typename OpTy>
+mlir::ParseResult parseTensorOp(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  llvm::SmallVector<mlir::Type> resultTypes;
+  if (parseOperandsAttrsTypes(parser, result, resultTypes)) return mlir::failure();
+  if (resultTypes.empty()) {
+    // Inference reads default-valued attributes, which are only filled in at op creation.
+    result.name.populateDefaultAttrs(result.attributes);
+    typename OpTy::Adaptor adaptor(result.operands,
+                                   result.attributes.getDictionary(parser.getContext()));
+    if (failed(OpTy::inferReturnTypes(parser.getContext(), result.location, adaptor,
+                                      resultTypes)))
+      return mlir::failure();
+  }
+  result.addTypes(resultTypes);
+  bindResults(parser, resultTypes);
+  return mlir::success();
+}
+
+}  // namespace
+
+// Every tensor op shares one syntax.
+#define STEP_TENSOR_OP_ASM(OP)                                                              \
+  mlir::ParseResult OP::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {   \
+    return parseTensorOp<OP>(parser, result);                                               \
+  }                                                                                         \
+  void OP::print(mlir::OpAsmPrinter &printer) { printOperandsAttrsTypes(printer, *this); }
+
+STEP_TENSOR_OP_ASM(NegOp)
+STEP_TENSOR_OP_ASM(AbsOp)
+STEP_TENSOR_OP_ASM(ExpOp)
+STEP_TENSOR_OP_ASM(LogOp)
+STEP_TENSOR_OP_ASM(SqrtOp)
+STEP_TENSOR_OP_ASM(RsqrtOp)
+STEP_TENSOR_OP_ASM(TanhOp)
+STEP_TENSOR_OP_ASM(SigmoidOp)
+STEP_TENSOR_OP_ASM(ReluOp)
+STEP_TENSOR_OP_ASM(SiluOp)
+STEP_TENSOR_OP_ASM(GeluOp)
+STEP_TENSOR_OP_ASM(LeakyReluOp)
+STEP_TENSOR_OP_ASM(PowOp)
+STEP_TENSOR_OP_ASM(AddOp)
+STEP_TENSOR_OP_ASM(SubOp)
+STEP_TENSOR_OP_ASM(MulOp)
+STEP_TENSOR_OP_ASM(DivOp)
+STEP_TENSOR_OP_ASM(MaxOp)
+STEP_TENSOR_OP_ASM(MinOp)
+STEP_TENSOR_OP_ASM(CompareOp)
+STEP_TENSOR_OP_ASM(SelectOp)
+STEP_TENSOR_OP_ASM(SumOp)
+STEP_TENSOR_OP_ASM(MeanOp)
+STEP_TENSOR_OP_ASM(ReduceMaxOp)
+STEP_TENSOR_OP_ASM(MatmulOp)
+STEP_TENSOR_OP_ASM(BatchMatmulOp)
+STEP_TENSOR_OP_ASM(EmbeddingOp)
+STEP_TENSOR_OP_ASM(Conv1dOp)
+STEP_TENSOR_OP_ASM(CumsumOp)
+STEP_TENSOR_OP_ASM(SoftmaxOp)
+STEP_TENSOR_OP_ASM(LogSoftmaxOp)
+STEP_TENSOR_OP_ASM(LayerNormOp)
+STEP_TENSOR_OP_ASM(RmsNormOp)
+STEP_TENSOR_OP_ASM(CrossEntropyOp)
+STEP_TENSOR_OP_ASM(ReshapeOp)
+STEP_TENSOR_OP_ASM(TransposeOp)
+STEP_TENSOR_OP_ASM(BroadcastOp)
+STEP_TENSOR_OP_ASM(SliceOp)
+STEP_TENSOR_OP_ASM(SplitOp)
+STEP_TENSOR_OP_ASM(ConcatOp)
+STEP_TENSOR_OP_ASM(PadOp)
+STEP_TENSOR_OP_ASM(CastOp)
+STEP_TENSOR_OP_ASM(ConstantOp)
+STEP_TENSOR_OP_ASM(IotaOp)
+STEP_TENSOR_OP_ASM(DropoutOp)
+#undef STEP_TENSOR_OP_ASM
+
+//===----------------------------------------------------------------------===//
+// step.model
+//===----------------------------------------------------------------------===//
+
+mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  mlir::StringAttr name;
+  if (parser.parseSymbolName(name, mlir::SymbolTable::getSymbolAttrName(), result.attributes))
+    return mlir::failure();
+  ParseScope scope;
+  mlir::Builder &b = parser.getBuilder();
+  llvm::SMLoc dimsLoc = parser.getCurrentLocation();
+  llvm::SmallVector<mlir::NamedAttribute> dims;
+  if (succeeded(parser.parseOptionalKeyword("dims"))) {
+    if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Paren, [&]() -> mlir::ParseResult {
+          llvm::SMLoc loc = parser.getCurrentLocation();
+          std::string dimName;
+          int64_t value;
+          if (parser.parseKeywordOrString(&dimName) || parser.parseEqual() ||
+              parseDimExpr(parser, value))
+            return mlir::failure();
+          if (ParseScope::lookupDim(dimName))
+            return parser.emitError(loc) << "dim '" << dimName << "' is declared twice";
+          auto override = getDimOverrides().find(dimName);
+          if (override != getDimOverrides().end()) value = override->second;
+          if (value <= 0)
+            return parser.emitError(loc) << "dim '" << dimName << "' must be positive, found "
+                                         << value;
+          ParseScope::bindDim(dimName, value);
+          dims.push_back(b.getNamedAttr(dimName, b.getI64IntegerAttr(value)));
+          return mlir::success();
+        }))
+      return mlir::failure();
+    result.addAttribute("dims", b.getDictionaryAttr(dims));
+  }
+  for (const auto &[dimName, value] : getDimOverrides())
+    if (!ParseScope::lookupDim(dimName))
+      return parser.emitError(dimsLoc) << "--dim " << dimName << "=" << value
+                                       << " names no dim of this model; it declares "
+                                       << ParseScope::dimNames();
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes)) return mlir::failure();
+  mlir::Region *body = result.addRegion();
+  if (parser.parseRegion(*body, /*arguments=*/{})) return mlir::failure();
+  if (body->empty()) body->emplaceBlock();
+  return mlir::success();
+}
+
+void ModelOp::print(mlir::OpAsmPrinter &printer) {
+  printer << ' ';
+  printer.printSymbolName(getSymName());
+  if (auto dims = getDimsAttr()) {
+    printer << " dims(";
+    llvm::interleaveComma(dims, printer, [&](mlir::NamedAttribute dim) {
+      printer << dim.getName().getValue() << " = "
+              << llvm::cast<mlir::IntegerAttr>(dim.getValue()).getInt();
+    });
+    printer << ")";
+  }
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
+                                           {mlir::SymbolTable::getSymbolAttrName(), "dims"});
+  printer << ' ';
+  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/false);
+}
+
+LossOp ModelOp::getLossOp() {
+  for (mlir::Operation &op : getBody().front())
+    if (auto loss = llvm::dyn_cast<LossOp>(op)) return loss;
+  return {};
+}
+
+ConfigOp ModelOp::getConfigOp() {
+  for (mlir::Operation &op : getBody().front())
+    if (auto config = llvm::dyn_cast<ConfigOp>(op)) return config;
+  return {};
+}
+
+mlir::LogicalResult ModelOp::verifyRegions() {
+  LossOp loss;
+  ConfigOp config;
+  llvm::StringMap<mlir::Operation *> params, inputs;
+  mlir::WalkResult walk = getBody().walk([&](mlir::Operation *op) -> mlir::WalkResult {
+    if (!llvm::isa<StepDialect>(op->getDialect())) {
+      op->emitOpError() << "is not a step op; a model body holds only step ops";
+      return mlir::WalkResult::interrupt();
+    }
+    if (auto l = llvm::dyn_cast<LossOp>(op)) {
+      if (loss) {
+        (op->emitOpError() << "marks a second loss; a model has exactly one")
+                .attachNote(loss.getLoc())
+            << "the first step.loss is here";
+        return mlir::WalkResult::interrupt();
+      }
+      loss = l;
+    }
+    if (auto c = llvm::dyn_cast<ConfigOp>(op)) {
+      if (config) {
+        (op->emitOpError() << "is a second training config; a model has at most one")
+                .attachNote(config.getLoc())
+            << "the first step.config is here";
+        return mlir::WalkResult::interrupt();
+      }
+      config = c;
+    }
+    if (auto decl = llvm::dyn_cast<DeclOpInterface>(op)) {
+      auto &seen = llvm::isa<ParamOp>(op) ? params : inputs;
+      std::string name = decl.getDeclName();
+      auto [it, inserted] = seen.try_emplace(name, op);
+      if (!inserted) {
+        (op->emitOpError() << "declares '" << name << "' again; names must be unique")
+                .attachNote(it->second->getLoc())
+            << "the first declaration of '" << name << "' is here";
+        return mlir::WalkResult::interrupt();
+      }
+    }
+    return mlir::WalkResult::advance();
+  });
+  if (walk.wasInterrupted()) return mlir::failure();
+  if (!loss)
+    return emitOpError() << "has no loss; mark the scalar training loss with `step.loss %value`";
+  return mlir::success();
+}
+
+//===----------------------------------------------------------------------===//
+// step.param
+//===----------------------------------------------------------------------===//
+
+mlir::ParseResult ParamOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  mlir::StringAttr name;
+  mlir::RankedTensorType type;
+  mlir::DictionaryAttr init;
+  if (parser.parseAttribute(name, "name", result.attributes) ||
+      parseShapeAndDtype(parser, type) || parser.parseEqual() ||
+      parseSpec(parser, SpecFamily::Init, init) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return mlir::failure();
+  result.addAttribute("type", mlir::TypeAttr::get(type));
+  result.addAttribute("init", init);
+  result.addTypes(type);
+  bindResults(parser, {type});
+  return mlir::success();
+}
+
+void ParamOp::print(mlir::OpAsmPrinter &printer) {
+  printer << ' ';
+  printer.printAttribute(getNameAttr());
+  printer << ' ';
+  printShapeAndDtype(printer, llvm::cast<mlir::RankedTensorType>(getType()));
+  printer << " = ";
+  printSpec(printer, getInit());
+  printer.printOptionalAttrDict((*this)->getAttrs(), {"name", "type", "init"});
+}
+
+// The repeats around `op`, outermost first.
+static llvm::SmallVector<RepeatOp> enclosingRepeats(mlir::Operation *op) {
+  llvm::SmallVector<RepeatOp> repeats;
+  for (auto r = op->getParentOfType<RepeatOp>(); r; r = r->getParentOfType<RepeatOp>())
+    repeats.insert(repeats.begin(), r);
+  return repeats;
+}
+
+mlir::RankedTensorType ParamOp::getStoredType() {
+  auto declared = llvm::cast<mlir::RankedTensorType>(getType());
+  llvm::SmallVector<int64_t> shape;
+  for (RepeatOp r : enclosingRepeats(*this)) shape.push_back(r.getCount());
+  shape.append(declared.getShape().begin(), declared.getShape().end());
+  return mlir::RankedTensorType::get(shape, declared.getElementType());
+}
+
+std::string ParamOp::getDeclName() {
+  std::string name;
+  for (RepeatOp r : enclosingRepeats(*this)) name += (r.getName() + ".").str();
+  return name + getName().str();
+}
+
+mlir::RankedTensorType ParamOp::getDeclaredType() {
+  return llvm::cast<mlir::RankedTensorType>(getType());
+}
+
+mlir::LogicalResult ParamOp::verify() {
+  if (!llvm::isa<ModelOp, RepeatOp>((*this)->getParentOp()))
+    return emitOpError() << "must be in a step.model or step.repeat body";
+  if (getResult().getType() != getType())
+    return emitOpError() << "result type " << getResult().getType()
+                         << " differs from the declared type " << getType();
+  if (failed(verifySpec(getInit(), SpecFamily::Init, [&] { return emitOpError(); })))
+    return mlir::failure();
+  if (specKind(getInit()) == "orthogonal" && getDeclaredType().getRank() < 2)
+    return emitOpError() << "orthogonal initialisation needs a parameter of rank >= 2, found "
+                         << getType();
+  if (!llvm::isa<mlir::FloatType>(getDeclaredType().getElementType()))
+    return emitOpError() << "expected a float parameter, found " << getType();
+  return mlir::success();
+}
+
+//===----------------------------------------------------------------------===//
+// step.input
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// The results an input source produces for a declared type.
+mlir::FailureOr<llvm::SmallVector<mlir::Type>> inputResultTypes(
+    mlir::RankedTensorType declared, mlir::DictionaryAttr source,
+    llvm::function_ref<mlir::InFlightDiagnostic()> emitError) {
+  llvm::StringRef kind = specKind(source);
+  mlir::Type element = declared.getElementType();
+  if (kind == "token_stream") {
+    if (!element.isSignlessInteger(32) && !element.isSignlessInteger(64))
+      return emitError() << "token_stream gives integer tokens: declare i32 or i64, found "
+                         << element;
+    if (declared.getRank() != 2)
+      return emitError() << "token_stream gives windows [B, S]: declare rank 2, found rank "
+                         << declared.getRank();
+    return llvm::SmallVector<mlir::Type>{declared, declared};
+  }
+  if (!llvm::isa<mlir::FloatType>(element))
+    return emitError() << "classification gives float features: declare a float dtype, found "
+                       << element;
+  if (declared.getRank() < 2)
+    return emitError() << "classification gives features [B, ...]: declare rank >= 2, found rank "
+                       << declared.getRank();
+  auto labels = mlir::RankedTensorType::get({declared.getDimSize(0)},
+                                            mlir::IntegerType::get(declared.getContext(), 32));
+  return llvm::SmallVector<mlir::Type>{declared, labels};
+}
+
+}  // namespace
+
+mlir::ParseResult InputOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  mlir::StringAttr name;
+  mlir::RankedTensorType type;
+  mlir::DictionaryAttr source;
+  llvm::SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseAttribute(name, "name", result.attributes) ||
+      parseShapeAndDtype(parser, type) || parser.parseEqual() ||
+      parseSpec(parser, SpecFamily::Source, source) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return mlir::failure();
+  auto types = inputResultTypes(type, source, [&] { return parser.emitError(loc); });
+  if (failed(types)) return mlir::failure();
+  if (parser.getNumResults() != types->size())
+    return parser.emitError(loc) << "'" << specKind(source) << "' gives " << types->size()
+                                 << " results (" << (specKind(source) == "token_stream"
+                                                         ? "tokens, targets"
+                                                         : "features, labels")
+                                 << "), found " << parser.getNumResults() << " result names";
+  result.addAttribute("type", mlir::TypeAttr::get(type));
+  result.addAttribute("source", source);
+  result.addTypes(*types);
+  bindResults(parser, *types);
+  return mlir::success();
+}
+
+void InputOp::print(mlir::OpAsmPrinter &printer) {
+  printer << ' ';
+  printer.printAttribute(getNameAttr());
+  printer << ' ';
+  printShapeAndDtype(printer, getDeclaredType());
+  printer << " = ";
+  printSpec(printer, getSource());
+  printer.printOptionalAttrDict((*this)->getAttrs(), {"name", "type", "source"});
+}
+
+std::string InputOp::getDeclName() { return getName().str(); }
+
+mlir::RankedTensorType InputOp::getDeclaredType() {
+  return llvm::cast<mlir::RankedTensorType>(getType());
+}
+
+mlir::LogicalResult InputOp::verify() {
+  if (!llvm::isa<ModelOp>((*this)->getParentOp()))
+    return emitOpError() << "must be directly in a step.model body";
+  if (failed(verifySpec(getSource(), SpecFamily::Source, [&] { return emitOpError(); })))
+    return mlir::failure();
+  auto types = inputResultTypes(getDeclaredType(), getSource(), [&] { return emitOpError(); });
+  if (failed(types)) return mlir::failure();
+  if (mlir::TypeRange(*types) != getResultTypes())
+    return emitOpError() << "results do not match what '" << specKind(getSource())
+                         << "' gives for the declared type " << getType();
+  return mlir::success();
+}
+
+//===----------------------------------------------------------------------===//
+// step.loss, step.yield
+//===----------------------------------------------------------------------===//
+
+mlir::ParseResult LossOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  llvm::SmallVector<mlir::Type> resultTypes;
+  return parseOperandsAttrsTypes(parser, result, resultTypes);
+}
+
+void LossOp::print(mlir::OpAsmPrinter &printer) { printOperandsAttrsTypes(printer, *this); }
+
+mlir::LogicalResult LossOp::verify() {
+  auto type = llvm::dyn_cast<mlir::RankedTensorType>(getLoss().getType());
+  if (!type || type.getRank() != 0 || !llvm::isa<mlir::FloatType>(type.getElementType()))
+    return emitOpError() << "expected a scalar float loss (rank 0, e.g. tensor<f32>), found "
+                         << getLoss().getType()
+                         << "; reduce it with step.mean or step.sum over all axes";
+  return mlir::success();
+}
+
+mlir::ParseResult YieldOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  llvm::SmallVector<mlir::Type> resultTypes;
+  return parseOperandsAttrsTypes(parser, result, resultTypes);
+}
+
+void YieldOp::print(mlir::OpAsmPrinter &printer) { printOperandsAttrsTypes(printer, *this); }
+
+//===----------------------------------------------------------------------===//
+// step.config
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ConfigEntry {
+  const char *key;
+  std::optional<SpecFamily> family;  // nullopt: a plain attribute
+};
+constexpr ConfigEntry kConfigEntries[] = {
+    {"optimizer", SpecFamily::Optimizer}, {"schedule", SpecFamily::Schedule},
+    {"clip", SpecFamily::Clip},           {"sam", SpecFamily::Sam},
+    {"micro_batches", std::nullopt},      {"precision", std::nullopt},
+};
+}  // namespace
+
+mlir::ParseResult ConfigOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  mlir::Builder &b = parser.getBuilder();
+  return parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Braces, [&]() -> mlir::ParseResult {
+    llvm::SMLoc loc = parser.getCurrentLocation();
+    std::string key;
+    if (parser.parseKeywordOrString(&key) || parser.parseEqual()) return mlir::failure();
+    const ConfigEntry *entry = llvm::find_if(kConfigEntries, [&](const ConfigEntry &e) {
+      return key == e.key;
+    });
+    if (entry == std::end(kConfigEntries))
+      return parser.emitError(loc) << "unknown config entry '" << key
+                                   << "'; expected optimizer, schedule, clip, sam, "
+                                      "micro_batches or precision";
+    if (result.attributes.get(key))
+      return parser.emitError(loc) << "config entry '" << key << "' given twice";
+    if (entry->family) {
+      mlir::DictionaryAttr spec;
+      if (parseSpec(parser, *entry->family, spec)) return mlir::failure();
+      result.addAttribute(key, spec);
+      return mlir::success();
+    }
+    llvm::SMLoc valueLoc = parser.getCurrentLocation();
+    if (key == "micro_batches") {
+      int64_t n;
+      if (parser.parseInteger(n)) return mlir::failure();
+      if (n < 1)
+        return parser.emitError(valueLoc) << "micro_batches must be >= 1, found " << n;
+      result.addAttribute(key, b.getI64IntegerAttr(n));
+      return mlir::success();
+    }
+    mlir::Type precision;
+    if (parser.parseType(precision)) return mlir::failure();
+    if (!precision.isF32() && !precision.isBF16() && !precision.isF16())
+      return parser.emitError(valueLoc) << "precision must be f32, bf16 or f16, found "
+                                        << precision;
+    result.addAttribute(key, mlir::TypeAttr::get(precision));
+    return mlir::success();
+  });
+}
+
+void ConfigOp::print(mlir::OpAsmPrinter &printer) {
+  printer << " {";
+  bool first = true;
+  for (const ConfigEntry &entry : kConfigEntries) {
+    mlir::Attribute value = (*this)->getAttr(entry.key);
+    if (!value) continue;
+    printer << (first ? "" : ",");
+    first = false;
+    printer.printNewline();
+    printer << "  " << entry.key << " = ";
+    if (entry.family)
+      printSpec(printer, llvm::cast<mlir::DictionaryAttr>(value));
+    else if (auto type = llvm::dyn_cast<mlir::TypeAttr>(value))
+      printer << type.getValue();
+    else
+      printer << llvm::cast<mlir::IntegerAttr>(value).getInt();
+  }
+  if (!first) printer.printNewline();
+  printer << "}";
+}
+
+mlir::LogicalResult ConfigOp::verify() {
+  for (const ConfigEntry &entry : kConfigEntries) {
+    if (!entry.family) continue;
+    if (auto spec = (*this)->getAttrOfType<mlir::DictionaryAttr>(entry.key))
+      if (failed(verifySpec(spec, *entry.family, [&] { return emitOpError(); })))
+        return mlir::failure();
+  }
+  return mlir::success();
+}
+
+//===----------------------------------------------------------------------===//
+// step.repeat
+//===----------------------------------------------------------------------===//
+
+mlir::ParseResult RepeatOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  mlir::StringAttr name;
+  int64_t count;
+  llvm::SMLoc countLoc;
+  if (parser.parseAttribute(name, "name", result.attributes)) return mlir::failure();
+  countLoc = parser.getCurrentLocation();
+  if (parseDimExpr(parser, count)) return mlir::failure();
+  if (count < 1) return parser.emitError(countLoc) << "repeat count must be >= 1, found " << count;
+  result.addAttribute("count", parser.getBuilder().getI64IntegerAttr(count));
+
+  llvm::SmallVector<mlir::OpAsmParser::Argument> args;
+  llvm::SmallVector<mlir::OpAsmParser::UnresolvedOperand> inits;
+  llvm::SmallVector<mlir::Type> types;
+  if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Paren, [&]() -> mlir::ParseResult {
+        mlir::OpAsmParser::Argument arg;
+        mlir::OpAsmParser::UnresolvedOperand init;
+        if (parser.parseArgument(arg) || parser.parseEqual() || parser.parseOperand(init))
+          return mlir::failure();
+        mlir::Type type;
+        if (succeeded(parser.parseOptionalColon())) {
+          if (parser.parseType(type)) return mlir::failure();
+        } else if (!(type = ParseScope::lookup(init.name, init.number))) {
+          return parser.emitError(init.location) << "use of undefined value '" << init.name << "'";
+        }
+        arg.type = type;
+        args.push_back(arg);
+        inits.push_back(init);
+        types.push_back(type);
+        return mlir::success();
+      }))
+    return mlir::failure();
+  if (parser.resolveOperands(inits, types, parser.getCurrentLocation(), result.operands) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return mlir::failure();
+  result.addTypes(types);
+  bindResults(parser, types);
+
+  ParseScope scope;
+  for (const auto &arg : args) ParseScope::bind(arg.ssaName.name.drop_front(), 0, arg.type);
+  mlir::Region *body = result.addRegion();
+  if (parser.parseRegion(*body, args)) return mlir::failure();
+  RepeatOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return mlir::success();
+}
+
+void RepeatOp::print(mlir::OpAsmPrinter &printer) {
+  printer << ' ';
+  printer.printAttribute(getNameAttr());
+  printer << ' ' << getCount() << " (";
+  bool typed = !isInsideModel(*this);
+  llvm::interleaveComma(llvm::zip(getBody().getArguments(), getInits()), printer, [&](auto pair) {
+    printer << std::get<0>(pair) << " = " << std::get<1>(pair);
+    if (typed) printer << " : " << std::get<1>(pair).getType();
+  });
+  printer << ")";
+  printer.printOptionalAttrDict((*this)->getAttrs(), {"name", "count"});
+  printer << ' ';
+  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/true);
+}
+
+mlir::LogicalResult RepeatOp::verifyRegions() {
+  mlir::Block &body = getBody().front();
+  if (body.getNumArguments() != getInits().size())
+    return emitOpError() << "body has " << body.getNumArguments() << " arguments for "
+                         << getInits().size() << " carried values";
+  auto yield = llvm::cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != getInits().size())
+    return yield.emitOpError() << "yields " << yield.getValues().size() << " values; the repeat "
+                               << "carries " << getInits().size();
+  for (auto [i, init, arg, yielded, res] :
+       llvm::enumerate(getInits(), body.getArguments(), yield.getValues(), getResults())) {
+    if (arg.getType() != init.getType() || res.getType() != init.getType())
+      return emitOpError() << "carried value #" << i << " changes type between the init ("
+                           << init.getType() << ") and the body or result";
+    if (yielded.getType() != init.getType())
+      return yield.emitOpError() << "yields " << yielded.getType() << " for carried value #" << i
+                                 << ", which enters the layer as " << init.getType()
+                                 << "; a repeated layer must keep the shape";
+  }
+  return mlir::success();
+}
+
+//===----------------------------------------------------------------------===//
+// step.dropout
+//===----------------------------------------------------------------------===//
+
+mlir::LogicalResult DropoutOp::verify() {
+  double rate = getRate().convertToDouble();
+  if (rate < 0.0 || rate >= 1.0)
+    return emitOpError() << "expected 0 <= rate < 1, found " << rate;
+  return mlir::success();
+}
+
+}  // namespace stepc::step

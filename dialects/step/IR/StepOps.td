@@ -1,0 +1,628 @@
+//===- StepOps.td - operations of the `step` dialect -------*- tablegen -*-===//
+//
+// Structure ops (model, param, input, loss, config, repeat, yield) and tensor ops. Every tensor op
+// infers its result types (InferTypeOpAdaptor; the rules are in ShapeRules.cpp) and shares one
+// assembly form, `%r = step.op %a, %b {attrs} [: operand-types [-> result-types]]`, implemented in
+// StepAsm.cpp. Inside a `step.model` the types are omitted and recovered while parsing.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEP_OPS_TD
+#define STEP_OPS_TD
+
+include "StepBase.td"
+include "StepTypes.td"
+include "StepAttrs.td"
+include "StepInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+def Step_ModelOp : Step_Op<"model", [IsolatedFromAbove, Symbol, SingleBlock, NoTerminator]> {
+  let summary = "a model: declarations, the forward graph, the loss and the training config";
+  let description = [{
+    Holds one model. Its body declares parameters (`step.param`) and inputs (`step.input`), the
+    only places where shapes are written, computes a scalar loss marked by `step.loss`, and may
+    carry a `step.config`. Named dimensions declared with `dims(...)` can be used in those
+    shapes and as repeat counts, so a width, the batch or the sequence length is one edit.
+
+    ```mlir
+    step.model @mlp dims(B = 32, D = 64, H = 128, C = 10) {
+      %x, %y = step.input "data" [B, D] f32 = classification(classes = 10)
+      %w = step.param "w" [D, C] f32 = normal(std = 0.02)
+      %logits = step.matmul %x, %w
+      %loss = step.cross_entropy %logits, %y
+      step.loss %loss
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, OptionalAttr<DictionaryAttr>:$dims);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The op marking the loss, or null when the model has none.
+    LossOp getLossOp();
+    /// The training configuration, or null when the model has none.
+    ConfigOp getConfigOp();
+  }];
+}
+
+def Step_ParamOp : Step_Op<"param", [Pure, DeclareOpInterfaceMethods<Step_DeclOpInterface>]> {
+  let summary = "declares a trainable parameter with its shape, dtype and initialiser";
+  let description = [{
+    Declares a parameter. The shape is a list of sizes or named dims (products and sums of them
+    are allowed); the initialiser is one of `zeros`, `ones`, `constant(value = v)`,
+    `normal(std = s[, mean = m])`, `uniform(a = lo, b = hi)`, `orthogonal`, each taking an
+    optional `gain`. Inside a `step.repeat` the parameter is per layer: its storage is stacked
+    on a leading axis of the repeat count and its full name is `<repeat>.<name>`.
+
+    ```mlir
+    %w0 = step.param "w0" [F, 3 * I] f32 = orthogonal(gain = 1.6967)
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, TypeAttrOf<Step_Tensor>:$type, Step_SpecAttr:$init);
+  let results = (outs Step_Tensor:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The storage type: the declared type with one leading axis per enclosing repeat.
+    ::mlir::RankedTensorType getStoredType();
+  }];
+}
+
+def Step_InputOp : Step_Op<"input", [Pure, DeclareOpInterfaceMethods<Step_DeclOpInterface>]> {
+  let summary = "declares a batch input and where its data comes from";
+  let description = [{
+    Declares one input stream. The declared shape is the shape of the first result; the source
+    decides the results:
+    - `token_stream(vocab = V)`: windows of a token stream; results are the tokens and the
+      next-token targets, both of the declared integer type `[B, S]`.
+    - `classification(classes = C)`: a built-in generated classification set; results are the
+      features (the declared float type `[B, ...]`) and the labels `[B]` of i32.
+
+    ```mlir
+    %tokens, %targets = step.input "bytes" [B, S] i32 = token_stream(vocab = 256)
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, TypeAttrOf<Step_Tensor>:$type, Step_SpecAttr:$source);
+  let results = (outs Variadic<Step_Tensor>:$results);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def Step_LossOp : Step_Op<"loss", [HasParent<"ModelOp">]> {
+  let summary = "marks the scalar training loss of a model";
+  let description = [{
+    Marks the value the training step minimises. Exactly one per model; the operand is a
+    rank-0 float tensor.
+
+    ```mlir
+    step.loss %loss
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$loss);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def Step_ConfigOp : Step_Op<"config", [HasParent<"ModelOp">]> {
+  let summary = "the training configuration of a model";
+  let description = [{
+    Optimizer, LR schedule, gradient clipping, SAM, micro-batches and precision. Every entry is
+    optional; `stepc` flags override them.
+
+    ```mlir
+    step.config {
+      optimizer = adamw(lr = 1.0e-3, beta1 = 0.9, beta2 = 0.95, eps = 1.0e-8, weight_decay = 0.01),
+      schedule = one_cycle(warmup = 100, total = 1000, start_lr = 3.0e-4, final_lr = 3.0e-5),
+      clip = agc(lambda = 0.01),
+      sam = sam(rho = 0.05, adaptive = true),
+      micro_batches = 1,
+      precision = f32
+    }
+    ```
+  }];
+  let arguments = (ins OptionalAttr<Step_SpecAttr>:$optimizer,
+                       OptionalAttr<Step_SpecAttr>:$schedule,
+                       OptionalAttr<Step_SpecAttr>:$clip,
+                       OptionalAttr<Step_SpecAttr>:$sam,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$micro_batches,
+                       OptionalAttr<TypeAttr>:$precision);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def Step_RepeatOp : Step_Op<"repeat", [SingleBlockImplicitTerminator<"YieldOp">,
+                                       RecursiveMemoryEffects]> {
+  let summary = "a stack of identical layers, written once";
+  let description = [{
+    Runs its body `count` times, threading the loop-carried values. Parameters declared in the
+    body are per layer: stored stacked on a leading axis of size `count` and named
+    `<name>.<param>`. Depth is one number in the file, and compile time does not grow with it.
+
+    ```mlir
+    %out = step.repeat "cell" depth (%h = %x) {
+      %w = step.param "w" [F, F] f32 = orthogonal
+      %y = step.matmul %h, %w
+      %r = step.add %h, %y
+      step.yield %r
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, ConfinedAttr<I64Attr, [IntPositive]>:$count,
+                       Variadic<Step_Tensor>:$inits);
+  let results = (outs Variadic<Step_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Step_YieldOp : Step_Op<"yield", [Pure, Terminator, HasParent<"RepeatOp">]> {
+  let summary = "yields the loop-carried values of a repeat body";
+  let description = [{
+    Ends a `step.repeat` body; its operands become the next iteration's carried values.
+
+    ```mlir
+    step.yield %h2
+    ```
+  }];
+  let arguments = (ins Variadic<Step_Tensor>:$values);
+  let hasCustomAssemblyFormat = 1;
+  // The implicit terminator of an empty repeat body yields nothing.
+  let builders = [OpBuilder<(ins), [{ (void)$_state; }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor ops: shared classes
+//===----------------------------------------------------------------------===//
+
+class Step_TensorOp<string mnemonic, list<Trait> traits = []> :
+    Step_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])> {
+  let hasCustomAssemblyFormat = 1;
+}
+
+class Step_UnaryOp<string mnemonic, TypeConstraint ty, string what, list<Trait> traits = []> :
+    Step_TensorOp<mnemonic, traits> {
+  let summary = "elementwise " # what;
+  let description = "Applies " # what # " to every element; the result has the operand's type."
+      # "\n\n```mlir\n%y = step." # mnemonic # " %x\n```";
+  let arguments = (ins ty:$input);
+  let results = (outs ty:$result);
+}
+
+class Step_BinaryOp<string mnemonic, string what, list<Trait> traits = []> :
+    Step_TensorOp<mnemonic, traits> {
+  let summary = "elementwise " # what # " with broadcasting";
+  let description = "Computes " # what # " elementwise. Operands have the same element type; "
+      # "shapes broadcast as in NumPy (trailing dimensions align; a size-1 dimension stretches)."
+      # "\n\n```mlir\n%z = step." # mnemonic # " %x, %bias\n```";
+  let arguments = (ins Step_NumericTensor:$lhs, Step_NumericTensor:$rhs);
+  let results = (outs Step_NumericTensor:$result);
+}
+
+class Step_ReduceOp<string mnemonic, string what> : Step_TensorOp<mnemonic> {
+  let summary = what # " over axes";
+  let description = "Reduces `axes` (negative axes count from the end) by " # what # ". With "
+      # "`keepdim` the reduced dimensions stay as size 1."
+      # "\n\n```mlir\n%s = step." # mnemonic # " %x {axes = [-1], keepdim}\n```";
+  let arguments = (ins Step_NumericTensor:$input, Step_AxesAttr:$axes, UnitAttr:$keepdim);
+  let results = (outs Step_NumericTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary
+//===----------------------------------------------------------------------===//
+
+def Step_NegOp : Step_UnaryOp<"neg", Step_NumericTensor, "negation">;
+def Step_AbsOp : Step_UnaryOp<"abs", Step_NumericTensor, "absolute value">;
+def Step_ExpOp : Step_UnaryOp<"exp", Step_FloatTensor, "the exponential">;
+def Step_LogOp : Step_UnaryOp<"log", Step_FloatTensor, "the natural logarithm">;
+def Step_SqrtOp : Step_UnaryOp<"sqrt", Step_FloatTensor, "the square root">;
+def Step_RsqrtOp : Step_UnaryOp<"rsqrt", Step_FloatTensor, "the reciprocal square root">;
+def Step_TanhOp : Step_UnaryOp<"tanh", Step_FloatTensor, "the hyperbolic tangent">;
+def Step_SigmoidOp : Step_UnaryOp<"sigmoid", Step_FloatTensor, "the logistic sigmoid">;
+def Step_ReluOp : Step_UnaryOp<"relu", Step_FloatTensor, "max(x, 0)">;
+def Step_SiluOp : Step_UnaryOp<"silu", Step_FloatTensor, "x * sigmoid(x)">;
+
+def Step_GeluOp : Step_UnaryOp<"gelu", Step_FloatTensor, "GELU"> {
+  let description = [{
+    GELU. `approximate = "tanh"` (the default, GPT-2's form) uses
+    0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))); `"erf"` uses the exact form.
+
+    ```mlir
+    %y = step.gelu %x {approximate = "tanh"}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input,
+                       DefaultValuedAttr<Step_GeluApproxAttr, "\"tanh\"">:$approximate);
+}
+
+def Step_LeakyReluOp : Step_UnaryOp<"leaky_relu", Step_FloatTensor, "leaky ReLU"> {
+  let description = [{
+    x for x > 0, alpha·x otherwise.
+
+    ```mlir
+    %y = step.leaky_relu %x {alpha = 0.01}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input, DefaultValuedAttr<F64Attr, "0.01">:$alpha);
+}
+
+def Step_PowOp : Step_UnaryOp<"pow", Step_FloatTensor, "x raised to a constant exponent"> {
+  let description = [{
+    x^exponent for a constant exponent.
+
+    ```mlir
+    %cube = step.pow %x {exponent = 3.0}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input, F64Attr:$exponent);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary (broadcasting), compare, select
+//===----------------------------------------------------------------------===//
+
+def Step_AddOp : Step_BinaryOp<"add", "the sum", [Commutative]>;
+def Step_SubOp : Step_BinaryOp<"sub", "the difference">;
+def Step_MulOp : Step_BinaryOp<"mul", "the product", [Commutative]>;
+def Step_DivOp : Step_BinaryOp<"div", "the quotient">;
+def Step_MaxOp : Step_BinaryOp<"max", "the maximum", [Commutative]>;
+def Step_MinOp : Step_BinaryOp<"min", "the minimum", [Commutative]>;
+
+def Step_CompareOp : Step_TensorOp<"compare"> {
+  let summary = "elementwise comparison with broadcasting, giving an i1 mask";
+  let description = [{
+    Compares elementwise with `predicate` one of lt, le, gt, ge, eq, ne; shapes broadcast.
+
+    ```mlir
+    %mask = step.compare %x, %zero {predicate = "gt"}
+    ```
+  }];
+  let arguments = (ins Step_NumericTensor:$lhs, Step_NumericTensor:$rhs,
+                       Step_ComparePredicateAttr:$predicate);
+  let results = (outs Step_MaskTensor:$result);
+}
+
+def Step_SelectOp : Step_TensorOp<"select"> {
+  let summary = "elementwise choice by an i1 mask, with broadcasting";
+  let description = [{
+    `cond ? on_true : on_false` elementwise; all three shapes broadcast together.
+
+    ```mlir
+    %y = step.select %mask, %x, %zero
+    ```
+  }];
+  let arguments = (ins Step_MaskTensor:$cond, Step_NumericTensor:$on_true,
+                       Step_NumericTensor:$on_false);
+  let results = (outs Step_NumericTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+def Step_SumOp : Step_ReduceOp<"sum", "the sum">;
+def Step_MeanOp : Step_ReduceOp<"mean", "the mean">;
+def Step_ReduceMaxOp : Step_ReduceOp<"reduce_max", "the maximum">;
+
+//===----------------------------------------------------------------------===//
+// Contractions and convolution
+//===----------------------------------------------------------------------===//
+
+def Step_MatmulOp : Step_TensorOp<"matmul"> {
+  let summary = "matrix product, optionally transposed, with a shared right operand";
+  let description = [{
+    `lhs [..., M, K] × rhs [K, N] → [..., M, N]`: leading dims of `lhs` are batch-like and the
+    2-D `rhs` is shared (a dense layer). `transpose_lhs` / `transpose_rhs` swap the last two
+    dimensions of that operand first.
+
+    ```mlir
+    %h = step.matmul %x, %w                      // [B, S, F] × [F, H] → [B, S, H]
+    %g = step.matmul %a, %b {transpose_lhs}      // [K, M]ᵀ × [K, N] → [M, N]
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$lhs, Step_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+def Step_BatchMatmulOp : Step_TensorOp<"batch_matmul"> {
+  let summary = "batched matrix product over equal leading dimensions";
+  let description = [{
+    `lhs [..., M, K] × rhs [..., K, N] → [..., M, N]` with equal batch dimensions (rank ≥ 3),
+    optionally transposing either operand's last two dimensions.
+
+    ```mlir
+    %scores = step.batch_matmul %q, %k {transpose_rhs}   // [B, H, T, D] × [B, H, T, D]ᵀ
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$lhs, Step_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+def Step_EmbeddingOp : Step_TensorOp<"embedding"> {
+  let summary = "embedding lookup: gathers rows of a table by integer ids";
+  let description = [{
+    `table [V, D]`, `ids [...]` of i32/i64 → `[..., D]`. Ids out of range are an error at run
+    time, never a silent read.
+
+    ```mlir
+    %e = step.embedding %table, %tokens   // [256, F], [B, S] → [B, S, F]
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$table, Step_IndexTensor:$ids);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+def Step_Conv1dOp : Step_TensorOp<"conv1d"> {
+  let summary = "1-D convolution over the sequence, channels last, stride 1";
+  let description = [{
+    `input [B, S, Cin]`, `weight [K, Cin / groups, Cout]` → `[B, S', Cout]`. With
+    `padding = "causal"` (the default) the input is padded by K−1 on the left so position t
+    sees only t−K+1..t and S' = S; `"valid"` gives S' = S−K+1. Channels are split into
+    `groups` independent groups.
+
+    ```mlir
+    %y = step.conv1d %x, %w {padding = "causal", groups = 1}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input, Step_FloatTensor:$weight,
+                       DefaultValuedAttr<Step_PaddingAttr, "\"causal\"">:$padding,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Scans, normalisation, losses
+//===----------------------------------------------------------------------===//
+
+def Step_CumsumOp : Step_TensorOp<"cumsum"> {
+  let summary = "inclusive cumulative sum along an axis";
+  let description = [{
+    y[..., t, ...] = Σ_{s ≤ t} x[..., s, ...] along `axis` (or Σ_{s ≥ t} with `reverse`).
+
+    ```mlir
+    %c = step.cumsum %x {axis = 1}
+    ```
+  }];
+  let arguments = (ins Step_NumericTensor:$input, I64Attr:$axis, UnitAttr:$reverse);
+  let results = (outs Step_NumericTensor:$result);
+}
+
+def Step_SoftmaxOp : Step_TensorOp<"softmax"> {
+  let summary = "softmax along an axis";
+  let description = [{
+    exp(x − max) / Σ exp(x − max) along `axis` (default −1).
+
+    ```mlir
+    %p = step.softmax %scores {axis = -1}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+def Step_LogSoftmaxOp : Step_TensorOp<"log_softmax"> {
+  let summary = "log-softmax along an axis";
+  let description = [{
+    x − max − log Σ exp(x − max) along `axis` (default −1).
+
+    ```mlir
+    %lp = step.log_softmax %logits {axis = -1}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+def Step_LayerNormOp : Step_TensorOp<"layer_norm"> {
+  let summary = "layer normalisation over the last dimension, with scale and shift";
+  let description = [{
+    (x − mean) / √(var + eps) · gamma + beta over the last dimension C; `gamma` and `beta`
+    are `[C]`.
+
+    ```mlir
+    %y = step.layer_norm %x, %gamma, %beta {eps = 1.0e-5}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input, Step_FloatTensor:$gamma, Step_FloatTensor:$beta,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$eps);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+def Step_RmsNormOp : Step_TensorOp<"rms_norm"> {
+  let summary = "RMS normalisation over the last dimension, with scale";
+  let description = [{
+    x / √(mean(x²) + eps) · gamma over the last dimension C; `gamma` is `[C]`.
+
+    ```mlir
+    %y = step.rms_norm %x, %gamma {eps = 1.0e-6}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input, Step_FloatTensor:$gamma,
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$eps);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+def Step_CrossEntropyOp : Step_TensorOp<"cross_entropy"> {
+  let summary = "softmax cross-entropy of logits against integer class targets";
+  let description = [{
+    `logits [..., V]`, `targets [...]` of i32/i64 → the mean (default), the sum, or per
+    position (`reduction = "none"`, shape `[...]`) of −log softmax(logits)[target].
+
+    ```mlir
+    %loss = step.cross_entropy %logits, %targets {reduction = "mean"}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$logits, Step_IndexTensor:$targets,
+                       DefaultValuedAttr<Step_ReductionAttr, "\"mean\"">:$reduction);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+def Step_ReshapeOp : Step_TensorOp<"reshape"> {
+  let summary = "reshape to a shape with the same number of elements";
+  let description = [{
+    Row-major reshape. One entry of `shape` may be −1 and is inferred.
+
+    ```mlir
+    %y = step.reshape %x {shape = [16, -1]}
+    ```
+  }];
+  let arguments = (ins Step_Tensor:$input, Step_ShapeAttr:$shape);
+  let results = (outs Step_Tensor:$result);
+}
+
+def Step_TransposeOp : Step_TensorOp<"transpose"> {
+  let summary = "permute dimensions";
+  let description = [{
+    result dim i is input dim perm[i].
+
+    ```mlir
+    %y = step.transpose %x {perm = [0, 2, 1]}
+    ```
+  }];
+  let arguments = (ins Step_Tensor:$input, Step_AxesAttr:$perm);
+  let results = (outs Step_Tensor:$result);
+}
+
+def Step_BroadcastOp : Step_TensorOp<"broadcast"> {
+  let summary = "broadcast to a shape (NumPy rules)";
+  let description = [{
+    Stretches size-1 dimensions and prepends new leading ones to reach `shape`.
+
+    ```mlir
+    %y = step.broadcast %bias {shape = [16, 256, 512]}
+    ```
+  }];
+  let arguments = (ins Step_Tensor:$input, Step_ShapeAttr:$shape);
+  let results = (outs Step_Tensor:$result);
+}
+
+def Step_SliceOp : Step_TensorOp<"slice"> {
+  let summary = "a strided box of a tensor";
+  let description = [{
+    Takes `start[i] ≤ j < limit[i]` with step `strides[i]` (default 1) in every dimension.
+
+    ```mlir
+    %y = step.slice %x {start = [0, 0, 0], limit = [16, 256, 512]}
+    ```
+  }];
+  let arguments = (ins Step_Tensor:$input, Step_ShapeAttr:$start, Step_ShapeAttr:$limit,
+                       OptionalAttr<Step_ShapeAttr>:$strides);
+  let results = (outs Step_Tensor:$result);
+}
+
+def Step_SplitOp : Step_TensorOp<"split"> {
+  let summary = "split into equal parts along an axis";
+  let description = [{
+    Splits `axis` into `parts` equal parts, one result each.
+
+    ```mlir
+    %a, %b, %c = step.split %x {axis = -1, parts = 3}
+    ```
+  }];
+  let arguments = (ins Step_Tensor:$input, I64Attr:$axis,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$parts);
+  let results = (outs Variadic<Step_Tensor>:$results);
+}
+
+def Step_ConcatOp : Step_TensorOp<"concat"> {
+  let summary = "concatenate along an axis";
+  let description = [{
+    All operands share the element type and every dimension but `axis`.
+
+    ```mlir
+    %y = step.concat %a, %b {axis = 0}
+    ```
+  }];
+  let arguments = (ins Variadic<Step_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Step_Tensor:$result);
+}
+
+def Step_PadOp : Step_TensorOp<"pad"> {
+  let summary = "pad every dimension with a constant";
+  let description = [{
+    Adds `low[i]` elements before and `high[i]` after dimension i, filled with `value`.
+
+    ```mlir
+    %y = step.pad %x {low = [0, 6, 0], high = [0, 0, 0], value = 0.0}
+    ```
+  }];
+  let arguments = (ins Step_NumericTensor:$input, Step_ShapeAttr:$low, Step_ShapeAttr:$high,
+                       DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Step_NumericTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Casts, constants, iota, dropout
+//===----------------------------------------------------------------------===//
+
+def Step_CastOp : Step_TensorOp<"cast"> {
+  let summary = "convert the element type";
+  let description = [{
+    Converts every element to `to` (floats round to nearest even; float → int truncates).
+
+    ```mlir
+    %h = step.cast %x {to = bf16}
+    ```
+  }];
+  let arguments = (ins Step_Tensor:$input, TypeAttrOf<Step_Element>:$to);
+  let results = (outs Step_Tensor:$result);
+}
+
+def Step_ConstantOp : Step_TensorOp<"constant"> {
+  let summary = "a constant tensor";
+  let description = [{
+    The result has the type of `value`.
+
+    ```mlir
+    %half = step.constant {value = dense<0.5> : tensor<f32>}
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Step_Tensor:$result);
+}
+
+def Step_IotaOp : Step_TensorOp<"iota"> {
+  let summary = "indices along an axis, broadcast over a shape";
+  let description = [{
+    result[i0, ..., in] = i_axis + offset, of `dtype`.
+
+    ```mlir
+    %pos = step.iota {shape = [256], axis = 0, dtype = f32, offset = 1}
+    ```
+  }];
+  let arguments = (ins Step_ShapeAttr:$shape, DefaultValuedAttr<I64Attr, "0">:$axis,
+                       TypeAttrOf<Step_Element>:$dtype, DefaultValuedAttr<I64Attr, "0">:$offset);
+  let results = (outs Step_Tensor:$result);
+}
+
+def Step_DropoutOp : Step_TensorOp<"dropout"> {
+  let summary = "inverted dropout with a counter-based mask";
+  let description = [{
+    Zeroes each element with probability `rate` and scales the rest by 1/(1−rate). The mask
+    is a Philox function of (`seed`, the step counter, the element index), so CPU and GPU draw
+    the same mask. Identity when not training.
+
+    ```mlir
+    %y = step.dropout %x {rate = 0.1, seed = 7}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input, F64Attr:$rate, I64Attr:$seed);
+  let results = (outs Step_FloatTensor:$result);
+  let hasVerifier = 1;
+}
+
+#endif // STEP_OPS_TD
