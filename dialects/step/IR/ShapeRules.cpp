@@ -424,11 +424,17 @@ STEP_INFER(ReshapeOp) {
   SmallVector<int64_t> shape = toI64Vector(adaptor.getShape());
   int64_t known = 1, inferredAt = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) {
+      if (static_cast<int64_t>(i) >= input->getRank())
+        return r.fail("shape entry ", i, " is 0 (copy the operand's size) but the operand has rank ",
+                      input->getRank());
+      shape[i] = input->getDimSize(i);
+    }
     if (shape[i] == -1) {
       if (inferredAt >= 0) return r.fail("at most one dimension of the shape may be -1");
       inferredAt = i;
     } else if (shape[i] <= 0) {
-      return r.fail("expected positive sizes (or one -1), found ", shape[i]);
+      return r.fail("expected positive sizes (or one -1, or 0 to copy), found ", shape[i]);
     } else {
       known *= shape[i];
     }
@@ -591,7 +597,16 @@ STEP_INFER(ConstantOp) {
 STEP_INFER(IotaOp) {
   Reporter r{loc};
   if (failed(checkAttrs(ctx, r, adaptor))) return failure();
-  SmallVector<int64_t> shape = toI64Vector(adaptor.getShape());
+  if (static_cast<bool>(adaptor.getLike()) == static_cast<bool>(adaptor.getShape()))
+    return r.fail("expected either a shape attribute or a tensor operand to take the shape of");
+  SmallVector<int64_t> shape;
+  if (adaptor.getLike()) {
+    auto like = ranked(r, adaptor.getLike(), "the operand");
+    if (!like) return failure();
+    shape.assign(like->getShape().begin(), like->getShape().end());
+  } else {
+    shape = toI64Vector(*adaptor.getShape());
+  }
   if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
     return r.fail("expected positive sizes, found ", shapeString(shape));
   if (!normalizeAxis(adaptor.getAxis(), shape.size()))

@@ -266,6 +266,18 @@ std::string ParamOp::getDeclName() {
   return name + getName().str();
 }
 
+// Dumps name values after their declarations (`%w0`, `%bytes_targets`), for readability.
+void ParamOp::getAsmResultNames(mlir::OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), getName());
+}
+
+void InputOp::getAsmResultNames(mlir::OpAsmSetValueNameFn setNameFn) {
+  bool tokens = specKind(getSource()) == "token_stream";
+  setNameFn(getResult(0), getName());
+  if (getNumResults() > 1)
+    setNameFn(getResult(1), (getName() + (tokens ? "_targets" : "_labels")).str());
+}
+
 mlir::RankedTensorType ParamOp::getDeclaredType() {
   return llvm::cast<mlir::RankedTensorType>(getType());
 }
@@ -523,8 +535,9 @@ mlir::ParseResult RepeatOp::parse(mlir::OpAsmParser &parser, mlir::OperationStat
         return mlir::success();
       }))
     return mlir::failure();
+  // The body's `{` follows, so extra attributes need the `attributes` keyword.
   if (parser.resolveOperands(inits, types, parser.getCurrentLocation(), result.operands) ||
-      parser.parseOptionalAttrDict(result.attributes))
+      parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return mlir::failure();
   result.addTypes(types);
   bindResults(parser, types);
@@ -547,7 +560,7 @@ void RepeatOp::print(mlir::OpAsmPrinter &printer) {
     if (typed) printer << " : " << std::get<1>(pair).getType();
   });
   printer << ")";
-  printer.printOptionalAttrDict((*this)->getAttrs(), {"name", "count"});
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {"name", "count"});
   printer << ' ';
   printer.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/true);
 }

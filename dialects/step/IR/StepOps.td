@@ -14,6 +14,7 @@ include "StepTypes.td"
 include "StepAttrs.td"
 include "StepInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/RegionKindInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -53,7 +54,8 @@ def Step_ModelOp : Step_Op<"model", [IsolatedFromAbove, Symbol, SingleBlock, NoT
   }];
 }
 
-def Step_ParamOp : Step_Op<"param", [Pure, DeclareOpInterfaceMethods<Step_DeclOpInterface>]> {
+def Step_ParamOp : Step_Op<"param", [Pure, DeclareOpInterfaceMethods<Step_DeclOpInterface>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "declares a trainable parameter with its shape, dtype and initialiser";
   let description = [{
     Declares a parameter. The shape is a list of sizes or named dims (products and sums of them
@@ -76,7 +78,8 @@ def Step_ParamOp : Step_Op<"param", [Pure, DeclareOpInterfaceMethods<Step_DeclOp
   }];
 }
 
-def Step_InputOp : Step_Op<"input", [Pure, DeclareOpInterfaceMethods<Step_DeclOpInterface>]> {
+def Step_InputOp : Step_Op<"input", [Pure, DeclareOpInterfaceMethods<Step_DeclOpInterface>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "declares a batch input and where its data comes from";
   let description = [{
     Declares one input stream. The declared shape is the shape of the first result; the source
@@ -474,10 +477,12 @@ def Step_CrossEntropyOp : Step_TensorOp<"cross_entropy"> {
 def Step_ReshapeOp : Step_TensorOp<"reshape"> {
   let summary = "reshape to a shape with the same number of elements";
   let description = [{
-    Row-major reshape. One entry of `shape` may be −1 and is inferred.
+    Row-major reshape. One entry of `shape` may be −1 and is inferred; an entry 0 copies the
+    operand's size in that position, so a model need not repeat the batch or sequence length.
 
     ```mlir
     %y = step.reshape %x {shape = [16, -1]}
+    %heads = step.reshape %q {shape = [0, 0, 12, -1]}   // [B, T, C] → [B, T, 12, C/12]
     ```
   }];
   let arguments = (ins Step_Tensor:$input, Step_ShapeAttr:$shape);
@@ -596,15 +601,18 @@ def Step_ConstantOp : Step_TensorOp<"constant"> {
 }
 
 def Step_IotaOp : Step_TensorOp<"iota"> {
-  let summary = "indices along an axis, broadcast over a shape";
+  let summary = "indices along an axis, over a given shape or the shape of a tensor";
   let description = [{
-    result[i0, ..., in] = i_axis + offset, of `dtype`.
+    result[i0, ..., in] = i_axis + offset, of `dtype`. The shape is `shape`, or, when an
+    operand is given, the operand's shape (so model files need not repeat a shape).
 
     ```mlir
     %pos = step.iota {shape = [256], axis = 0, dtype = f32, offset = 1}
+    %t = step.iota %tokens {axis = 1, dtype = i32}     // [B, S]: the position of each token
     ```
   }];
-  let arguments = (ins Step_ShapeAttr:$shape, DefaultValuedAttr<I64Attr, "0">:$axis,
+  let arguments = (ins Optional<Step_Tensor>:$like, OptionalAttr<Step_ShapeAttr>:$shape,
+                       DefaultValuedAttr<I64Attr, "0">:$axis,
                        TypeAttrOf<Step_Element>:$dtype, DefaultValuedAttr<I64Attr, "0">:$offset);
   let results = (outs Step_Tensor:$result);
 }
