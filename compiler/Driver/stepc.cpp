@@ -97,6 +97,21 @@ void printSummary(stepc::step::ModelOp model, llvm::raw_ostream &os) {
      << model.getLossOp().getLoss().getType() << "\n";
 }
 
+// Abseil flag names are C identifiers; users write --dump-phases-to. Map dashes in a flag's
+// name (not its value) to underscores before parsing.
+std::vector<std::string> normalizeFlagNames(int argc, char **argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string &arg = args[i];
+    if (arg == "--") break;
+    if (arg.size() < 3 || arg[0] != '-' || arg[1] != '-') continue;
+    size_t end = std::min(arg.find('='), arg.size());
+    for (size_t j = 2; j < end; ++j)
+      if (arg[j] == '-') arg[j] = '_';
+  }
+  return args;
+}
+
 bool writeModule(mlir::ModuleOp module, llvm::StringRef path) {
   std::string error;
   auto out = mlir::openOutputFile(path, &error);
@@ -120,7 +135,11 @@ int main(int argc, char **argv) {
   };
   usageConfig.contains_help_flags = usageConfig.contains_helpshort_flags;
   absl::SetFlagsUsageConfig(usageConfig);
-  std::vector<char *> positional = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args = normalizeFlagNames(argc, argv);
+  std::vector<char *> argPointers;
+  for (std::string &arg : args) argPointers.push_back(arg.data());
+  std::vector<char *> positional =
+      absl::ParseCommandLine(static_cast<int>(argPointers.size()), argPointers.data());
   if (positional.size() < 2) {
     std::fprintf(stderr, "%s%s\nRun `stepc --help` for the flags.\n", kUsage, stageHelp().c_str());
     return 1;

@@ -12,7 +12,7 @@ namespace {
 
 struct Scope {
   llvm::StringMap<mlir::Type> values;  // key: "name#number"
-  llvm::StringMap<int64_t> dims;
+  std::vector<std::pair<std::string, int64_t>> dims;  // declaration order, for messages
 };
 
 // Parsing is single-threaded per context; a thread-local stack keeps concurrent parses apart.
@@ -43,21 +43,20 @@ mlir::Type ParseScope::lookup(llvm::StringRef name, unsigned number) {
 }
 
 void ParseScope::bindDim(llvm::StringRef name, int64_t value) {
-  if (!scopes.empty()) scopes.back().dims[name] = value;
+  if (!scopes.empty()) scopes.back().dims.emplace_back(name.str(), value);
 }
 
 std::optional<int64_t> ParseScope::lookupDim(llvm::StringRef name) {
-  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
-    auto found = it->dims.find(name);
-    if (found != it->dims.end()) return found->second;
-  }
+  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
+    for (const auto &[dimName, value] : it->dims)
+      if (dimName == name) return value;
   return std::nullopt;
 }
 
 std::string ParseScope::dimNames() {
   std::string out;
   for (const Scope &scope : scopes)
-    for (const auto &entry : scope.dims) out += (out.empty() ? "" : ", ") + entry.getKey().str();
+    for (const auto &entry : scope.dims) out += (out.empty() ? "" : ", ") + entry.first;
   return out.empty() ? "none" : out;
 }
 
