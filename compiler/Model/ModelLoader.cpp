@@ -49,6 +49,17 @@ mlir::LogicalResult applyBatchOverride(step::ModelOp model, int64_t batch) {
           }
           return mlir::WalkResult::advance();
         }
+        if (auto call = llvm::dyn_cast<step::CallOp>(op)) {
+          auto callee =
+              mlir::SymbolTable::lookupNearestSymbolFrom<step::FuncOp>(call, call.getCalleeAttr());
+          if (callee && call.getArgs().getTypes() != callee.getFunctionType().getInputs()) {
+            call.emitError() << "--batch cannot resize the signature of step.func @"
+                             << callee.getSymName()
+                             << "; write its shapes with a named dim and use --dim instead";
+            return mlir::WalkResult::interrupt();
+          }
+          return mlir::WalkResult::advance();
+        }
         auto infer = llvm::dyn_cast<mlir::InferTypeOpInterface>(op);
         if (!infer) return mlir::WalkResult::advance();
         llvm::SmallVector<mlir::Type> types;

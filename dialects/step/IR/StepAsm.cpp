@@ -13,6 +13,7 @@ namespace {
 struct Scope {
   llvm::StringMap<mlir::Type> values;  // key: "name#number"
   std::vector<std::pair<std::string, int64_t>> dims;  // declaration order, for messages
+  llvm::StringMap<mlir::FunctionType> functions;
 };
 
 // Parsing is single-threaded per context; a thread-local stack keeps concurrent parses apart.
@@ -60,6 +61,18 @@ std::string ParseScope::dimNames() {
   return out.empty() ? "none" : out;
 }
 
+void ParseScope::bindFunction(llvm::StringRef name, mlir::FunctionType type) {
+  if (!scopes.empty()) scopes.back().functions[name] = type;
+}
+
+mlir::FunctionType ParseScope::lookupFunction(llvm::StringRef name) {
+  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+    auto found = it->functions.find(name);
+    if (found != it->functions.end()) return found->second;
+  }
+  return {};
+}
+
 void setDimOverrides(std::map<std::string, int64_t> overrides) {
   dimOverrides = std::move(overrides);
 }
@@ -93,8 +106,8 @@ mlir::ParseResult parseOperandsAttrsTypes(mlir::OpAsmParser &parser, mlir::Opera
       if (!type)
         return parser.emitError(operand.location)
                << "use of undefined value '" << operand.name
-               << "' (values must be defined before use; outside a step.model write the "
-                  "operand types after ':')";
+               << "': in a model, values are used after the step op defining them; elsewhere "
+                  "(or after an op in generic form) write the operand types after ':'";
       operandTypes.push_back(type);
     }
   }

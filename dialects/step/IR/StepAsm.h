@@ -32,6 +32,9 @@ class ParseScope {
   static void bindDim(llvm::StringRef name, int64_t value);
   static std::optional<int64_t> lookupDim(llvm::StringRef name);
   static std::string dimNames();
+  /// Function signatures, so calls can be typed while parsing (functions precede their calls).
+  static void bindFunction(llvm::StringRef name, mlir::FunctionType type);
+  static mlir::FunctionType lookupFunction(llvm::StringRef name);
 };
 
 /// Named-dim overrides applied while parsing `step.model ... dims(...)` (`stepc --dim N=V`).

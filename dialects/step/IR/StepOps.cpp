@@ -588,6 +588,144 @@ mlir::LogicalResult RepeatOp::verifyRegions() {
 }
 
 //===----------------------------------------------------------------------===//
+// step.func, step.return, step.call
+//===----------------------------------------------------------------------===//
+
+mlir::ParseResult FuncOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  mlir::StringAttr name;
+  if (parser.parseSymbolName(name, mlir::SymbolTable::getSymbolAttrName(), result.attributes))
+    return mlir::failure();
+  llvm::SmallVector<mlir::OpAsmParser::Argument> args;
+  llvm::SmallVector<mlir::Type> inputs, results;
+  if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Paren,
+                                     [&]() -> mlir::ParseResult {
+                                       mlir::OpAsmParser::Argument arg;
+                                       mlir::RankedTensorType type;
+                                       if (parser.parseArgument(arg) || parser.parseColon() ||
+                                           parseShapeAndDtype(parser, type))
+                                         return mlir::failure();
+                                       arg.type = type;
+                                       args.push_back(arg);
+                                       inputs.push_back(type);
+                                       return mlir::success();
+                                     }) ||
+      parser.parseArrow())
+    return mlir::failure();
+  auto parseResult = [&]() -> mlir::ParseResult {
+    mlir::RankedTensorType type;
+    if (parseShapeAndDtype(parser, type)) return mlir::failure();
+    results.push_back(type);
+    return mlir::success();
+  };
+  if (succeeded(parser.parseOptionalLParen())) {
+    if (failed(parser.parseOptionalRParen()) &&
+        (parser.parseCommaSeparatedList(parseResult) || parser.parseRParen()))
+      return mlir::failure();
+  } else if (parseResult()) {
+    return mlir::failure();
+  }
+  auto type = parser.getBuilder().getFunctionType(inputs, results);
+  result.addAttribute("function_type", mlir::TypeAttr::get(type));
+  ParseScope::bindFunction(name.getValue(), type);
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes)) return mlir::failure();
+  ParseScope scope;
+  for (const auto &arg : args) ParseScope::bind(arg.ssaName.name.drop_front(), 0, arg.type);
+  return parser.parseRegion(*result.addRegion(), args);
+}
+
+void FuncOp::print(mlir::OpAsmPrinter &printer) {
+  printer << ' ';
+  printer.printSymbolName(getSymName());
+  printer << "(";
+  llvm::interleaveComma(getBody().getArguments(), printer, [&](mlir::BlockArgument arg) {
+    printer << arg << ": ";
+    printShapeAndDtype(printer, llvm::cast<mlir::RankedTensorType>(arg.getType()));
+  });
+  printer << ") -> (";
+  llvm::interleaveComma(getFunctionType().getResults(), printer, [&](mlir::Type t) {
+    printShapeAndDtype(printer, llvm::cast<mlir::RankedTensorType>(t));
+  });
+  printer << ")";
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
+                                           {mlir::SymbolTable::getSymbolAttrName(),
+                                            "function_type"});
+  printer << ' ';
+  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/true);
+}
+
+mlir::LogicalResult FuncOp::verifyRegions() {
+  mlir::Block &body = getBody().front();
+  mlir::FunctionType type = getFunctionType();
+  if (body.getArgumentTypes() != type.getInputs())
+    return emitOpError() << "block arguments do not match the signature " << type;
+  auto ret = llvm::dyn_cast<ReturnOp>(body.getTerminator());
+  if (!ret) return emitOpError() << "body must end with step.return";
+  if (ret.getValues().getTypes() != type.getResults())
+    return ret.emitOpError() << "returns " << ret.getValues().getTypes().size()
+                             << " values of types (" << ret.getValues().getTypes()
+                             << "); the signature of @" << getSymName() << " says ("
+                             << type.getResults() << ")";
+  return mlir::success();
+}
+
+mlir::ParseResult ReturnOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  llvm::SmallVector<mlir::Type> resultTypes;
+  return parseOperandsAttrsTypes(parser, result, resultTypes);
+}
+
+void ReturnOp::print(mlir::OpAsmPrinter &printer) { printOperandsAttrsTypes(printer, *this); }
+
+mlir::ParseResult CallOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  mlir::FlatSymbolRefAttr callee;
+  llvm::SMLoc calleeLoc = parser.getCurrentLocation();
+  if (parser.parseAttribute(callee, "callee", result.attributes)) return mlir::failure();
+  mlir::FunctionType type = ParseScope::lookupFunction(callee.getValue());
+  if (!type)
+    return parser.emitError(calleeLoc) << "call of unknown function " << callee
+                                       << "; declare it with step.func before its first call";
+  llvm::SmallVector<mlir::OpAsmParser::UnresolvedOperand> args;
+  llvm::SMLoc argsLoc = parser.getCurrentLocation();
+  if (parser.parseOperandList(args, mlir::AsmParser::Delimiter::Paren) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return mlir::failure();
+  if (args.size() != type.getNumInputs())
+    return parser.emitError(argsLoc) << callee << " takes " << type.getNumInputs()
+                                     << " arguments, found " << args.size();
+  llvm::SmallVector<mlir::Type> argTypes;
+  for (const auto &arg : args) {
+    mlir::Type t = ParseScope::lookup(arg.name, arg.number);
+    if (!t) return parser.emitError(arg.location) << "use of undefined value '" << arg.name << "'";
+    argTypes.push_back(t);
+  }
+  if (parser.resolveOperands(args, argTypes, argsLoc, result.operands)) return mlir::failure();
+  result.addTypes(type.getResults());
+  bindResults(parser, type.getResults());
+  return mlir::success();
+}
+
+void CallOp::print(mlir::OpAsmPrinter &printer) {
+  printer << ' ';
+  printer.printAttributeWithoutType(getCalleeAttr());
+  printer << "(";
+  printer.printOperands(getArgs());
+  printer << ")";
+  printer.printOptionalAttrDict((*this)->getAttrs(), {"callee"});
+}
+
+mlir::LogicalResult CallOp::verify() {
+  auto callee = mlir::SymbolTable::lookupNearestSymbolFrom<FuncOp>(*this, getCalleeAttr());
+  if (!callee) return emitOpError() << "calls " << getCalleeAttr() << ", which is not a step.func of this model";
+  mlir::FunctionType type = callee.getFunctionType();
+  if (getArgs().getTypes() != type.getInputs())
+    return emitOpError() << "passes (" << getArgs().getTypes() << ") to @" << callee.getSymName()
+                         << ", which takes (" << type.getInputs() << ")";
+  if (getResultTypes() != type.getResults())
+    return emitOpError() << "result types (" << getResultTypes() << ") differ from @"
+                         << callee.getSymName() << "'s (" << type.getResults() << ")";
+  return mlir::success();
+}
+
+//===----------------------------------------------------------------------===//
 // step.dropout
 //===----------------------------------------------------------------------===//
 

@@ -24,7 +24,8 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 // Structure
 //===----------------------------------------------------------------------===//
 
-def Step_ModelOp : Step_Op<"model", [IsolatedFromAbove, Symbol, SingleBlock, NoTerminator]> {
+def Step_ModelOp : Step_Op<"model", [IsolatedFromAbove, Symbol, SymbolTable, SingleBlock,
+                                     NoTerminator]> {
   let summary = "a model: declarations, the forward graph, the loss and the training config";
   let description = [{
     Holds one model. Its body declares parameters (`step.param`) and inputs (`step.input`), the
@@ -179,6 +180,57 @@ def Step_YieldOp : Step_Op<"yield", [Pure, Terminator, HasParent<"RepeatOp">]> {
   let hasCustomAssemblyFormat = 1;
   // The implicit terminator of an empty repeat body yields nothing.
   let builders = [OpBuilder<(ins), [{ (void)$_state; }]>];
+}
+
+def Step_FuncOp : Step_Op<"func", [IsolatedFromAbove, Symbol, SingleBlock,
+                                   HasParent<"ModelOp">]> {
+  let summary = "a reusable block of a model, called with step.call";
+  let description = [{
+    A function of a model: its signature is written with shapes (named dims allowed), its body
+    with inferred types like the rest of the model, ending in `step.return`. Parameters are
+    passed in as arguments, so one function can serve several layers.
+
+    ```mlir
+    step.func @mlp_block(%x: [B, D] f32, %w: [D, D] f32) -> [B, D] f32 {
+      %h = step.matmul %x, %w
+      %y = step.gelu %h
+      step.return %y
+    }
+    %out = step.call @mlp_block(%x, %w1)
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<FunctionType>:$function_type);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Step_ReturnOp : Step_Op<"return", [Pure, Terminator, HasParent<"FuncOp">]> {
+  let summary = "returns the results of a step.func";
+  let description = [{
+    Ends a `step.func`; operand types match the function's result types.
+
+    ```mlir
+    step.return %y
+    ```
+  }];
+  let arguments = (ins Variadic<Step_Tensor>:$values);
+  let hasCustomAssemblyFormat = 1;
+}
+
+def Step_CallOp : Step_Op<"call", [Pure]> {
+  let summary = "calls a step.func of the same model";
+  let description = [{
+    Calls a function declared earlier in the model; result types come from its signature.
+
+    ```mlir
+    %y = step.call @mlp_block(%x, %w1)
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<Step_Tensor>:$args);
+  let results = (outs Variadic<Step_Tensor>:$results);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
