@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <cstdio>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "compiler/Driver/Phases.h"
@@ -136,6 +138,15 @@ int main(int argc, char **argv) {
   usageConfig.contains_help_flags = usageConfig.contains_helpshort_flags;
   absl::SetFlagsUsageConfig(usageConfig);
   std::vector<std::string> args = normalizeFlagNames(argc, argv);
+  // Asking for help is not an error: print it and exit 0 (Abseil's own --help exits 1).
+  for (const std::string &arg : llvm::ArrayRef(args).drop_front())
+    if (arg == "--help" || arg == "-h" || arg == "-help") {
+      absl::flags_internal::FlagsHelp(std::cout, "stepc.",
+                                      absl::flags_internal::HelpFormat::kHumanReadable,
+                                      absl::ProgramUsageMessage());
+      std::cout << "\nFlag names accept dashes or underscores (--dump-phases-to).\n";
+      return 0;
+    }
   std::vector<char *> argPointers;
   for (std::string &arg : args) argPointers.push_back(arg.data());
   std::vector<char *> positional =

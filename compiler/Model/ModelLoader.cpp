@@ -47,6 +47,12 @@ mlir::LogicalResult applyBatchOverride(step::ModelOp model, int64_t batch) {
             arg.setType(init.getType());
             result.setType(init.getType());
           }
+          for (auto [x, arg] : llvm::zip(repeat.getXs(), repeat.getBody().getArguments().drop_front(
+                                                             repeat.getInits().size()))) {
+            auto stacked = llvm::cast<mlir::RankedTensorType>(x.getType());
+            arg.setType(mlir::RankedTensorType::get(stacked.getShape().drop_front(),
+                                                    stacked.getElementType()));
+          }
           return mlir::WalkResult::advance();
         }
         if (auto call = llvm::dyn_cast<step::CallOp>(op)) {
@@ -72,7 +78,19 @@ mlir::LogicalResult applyBatchOverride(step::ModelOp model, int64_t batch) {
         for (auto [result, type] : llvm::zip(op->getResults(), types)) result.setType(type);
         return mlir::WalkResult::advance();
       });
-  return mlir::failure(walk.wasInterrupted());
+  if (walk.wasInterrupted()) return mlir::failure();
+  // Stacked repeat results follow their bodies' yields, known only after the bodies (post-order).
+  model.getBody().walk([&](step::RepeatOp repeat) {
+    auto yielded = repeat.getBody().front().getTerminator()->getOperands();
+    for (auto [result, value] : llvm::zip(repeat.getStackedResults(),
+                                          yielded.drop_front(repeat.getInits().size()))) {
+      auto slice = llvm::cast<mlir::RankedTensorType>(value.getType());
+      llvm::SmallVector<int64_t> shape{repeat.getCount()};
+      shape.append(slice.getShape().begin(), slice.getShape().end());
+      result.setType(mlir::RankedTensorType::get(shape, slice.getElementType()));
+    }
+  });
+  return mlir::success();
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,

@@ -1,7 +1,7 @@
 // Round trips of every `step` op: the printed form is CHECKed, printing is stable (the output
-// parses back to the same text), and inferred result types are CHECKed three ways: in typed
-// `func.func` cases through the printed `-> tensor<...>`, and inside models (where types are not
-// printed) through the generic form (GENERIC).
+// parses back to the same text), and inferred result types are CHECKed: in typed `func.func`
+// cases through the printed `-> tensor<...>`, and inside models (where types are not printed)
+// through the generic form (GENERIC prefix).
 //
 // RUN: %stepc-opt %s -split-input-file | FileCheck %s
 // RUN: %stepc-opt %s -split-input-file | %stepc-opt -split-input-file | FileCheck %s
@@ -148,7 +148,7 @@ step.model @binary_broadcast_in_model dims(B = 4, D = 8) {
 
 // -----
 
-// Tests the inferred result types of the broadcasting binary ops, for floats and integers.
+// Tests that the broadcasting binary ops infer the broadcast shape, for floats and integers.
 func.func @binary_broadcast_typed(%a: tensor<4x8xf32>, %bias: tensor<8xf32>, %col: tensor<4x1xf32>,
                                   %row: tensor<1x8xf32>, %s: tensor<f32>, %c: tensor<2x1x3xbf16>,
                                   %d: tensor<5x1xbf16>, %i: tensor<3x1xi32>, %j: tensor<3x7xi32>,
@@ -202,7 +202,7 @@ func.func @compare_select_typed(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %i: tens
 
 // -----
 
-// Tests compare and select inside a model (a masked ReLU), where the mask type is inferred.
+// Tests that compare and select work inside a model (a masked ReLU), inferring the mask type.
 step.model @compare_select_in_model dims(B = 4, D = 8) {
   %x, %y = step.input "data" [B, D] f32 = classification(classes = 8)
   %zero = step.param "zero" [1] f32 = zeros
@@ -221,8 +221,8 @@ step.model @compare_select_in_model dims(B = 4, D = 8) {
 
 // -----
 
-// Tests the reduction result shapes: single and multiple axes, negative axes, keepdim, all axes
-// (a scalar), and integer operands.
+// Tests that reductions infer their result shapes: single and multiple axes, negative axes,
+// keepdim, all axes (a scalar), and integer operands.
 func.func @reductions_typed(%x: tensor<2x3x4xf32>, %i: tensor<5x6xi32>) {
   %0 = step.sum %x {axes = [1]} : tensor<2x3x4xf32>
   %1 = step.sum %x {axes = [-1], keepdim} : tensor<2x3x4xf32>
@@ -248,7 +248,7 @@ func.func @reductions_typed(%x: tensor<2x3x4xf32>, %i: tensor<5x6xi32>) {
 
 // -----
 
-// Tests the reductions inside a model, including a keepdim result fed back into a broadcast.
+// Tests that reductions work inside a model, with a keepdim result fed back into a broadcast.
 step.model @reductions_in_model dims(B = 2, S = 3, D = 4) {
   %x = step.param "x" [B, S, D] f32 = normal(std = 1.0)
   %mx = step.reduce_max %x {axes = [-1], keepdim}
@@ -271,8 +271,8 @@ step.model @reductions_in_model dims(B = 2, S = 3, D = 4) {
 
 // -----
 
-// Tests matmul result shapes: plain, each transpose, both transposes, a 3-D and a 4-D left
-// operand with a shared 2-D right operand, and bf16.
+// Tests that matmul infers its result shape: plain, each transpose, both transposes, a 3-D and a
+// 4-D left operand with a shared 2-D right operand, and bf16.
 func.func @matmul_typed(%a: tensor<4x8xf32>, %at: tensor<8x4xf32>, %w: tensor<8x16xf32>,
                         %wt: tensor<16x8xf32>, %x3: tensor<2x4x8xf32>,
                         %x4: tensor<2x3x4x8xf32>, %hb: tensor<5x8xbf16>, %wb: tensor<8x2xbf16>) {
@@ -296,7 +296,8 @@ func.func @matmul_typed(%a: tensor<4x8xf32>, %at: tensor<8x4xf32>, %w: tensor<8x
 
 // -----
 
-// Tests batch_matmul result shapes: plain, transposed operands (attention scores) and 4-D.
+// Tests that batch_matmul infers its result shape: plain, transposed operands (attention
+// scores) and 4-D.
 func.func @batch_matmul_typed(%a: tensor<2x4x8xf32>, %b: tensor<2x8x16xf32>,
                               %at: tensor<2x8x4xf32>, %q: tensor<2x3x5x8xf32>,
                               %k: tensor<2x3x7x8xf32>) {
@@ -314,7 +315,7 @@ func.func @batch_matmul_typed(%a: tensor<2x4x8xf32>, %b: tensor<2x8x16xf32>,
 
 // -----
 
-// Tests a dense network inside a model: matmuls (3-D activations against 2-D weights, a
+// Tests that contractions work inside a model: matmuls (3-D activations against 2-D weights, a
 // transposed weight) and a batch_matmul attention product.
 step.model @contractions_in_model dims(B = 2, S = 4, D = 8, H = 16) {
   %x = step.param "x" [B, S, D] f32 = normal(std = 1.0)
@@ -342,7 +343,8 @@ step.model @contractions_in_model dims(B = 2, S = 4, D = 8, H = 16) {
 
 // -----
 
-// Tests embedding lookups with i32 and i64 ids of several ranks, and a bf16 table.
+// Tests that embedding appends the table width to the ids' shape, for i32 and i64 ids of
+// several ranks and a bf16 table.
 func.func @embedding_typed(%table: tensor<256x16xf32>, %ids: tensor<2x8xi32>, %ids64: tensor<5xi64>,
                            %one: tensor<i32>, %tb: tensor<10x3xbf16>) {
   %0 = step.embedding %table, %ids : tensor<256x16xf32>, tensor<2x8xi32>
@@ -359,8 +361,8 @@ func.func @embedding_typed(%table: tensor<256x16xf32>, %ids: tensor<2x8xi32>, %i
 
 // -----
 
-// Tests conv1d result shapes: causal padding (the default, elided when written) keeps the
-// sequence length, valid padding shrinks it by K - 1, and grouped and depthwise convolutions.
+// Tests that conv1d infers its result shape: causal padding (the default, elided when written)
+// keeps the sequence length, valid padding shrinks it by K - 1; grouped and depthwise convolutions.
 func.func @conv1d_typed(%x: tensor<2x10x4xf32>, %w: tensor<3x4x6xf32>, %wg: tensor<3x2x6xf32>,
                         %wd: tensor<5x1x4xf32>, %wfull: tensor<10x4x1xf32>) {
   %0 = step.conv1d %x, %w : tensor<2x10x4xf32>, tensor<3x4x6xf32>
@@ -381,7 +383,7 @@ func.func @conv1d_typed(%x: tensor<2x10x4xf32>, %w: tensor<3x4x6xf32>, %wg: tens
 
 // -----
 
-// Tests embedding and conv1d inside a model (a byte-level convolutional LM).
+// Tests that embedding and conv1d work inside a model (a byte-level convolutional LM).
 step.model @embedding_conv1d_in_model dims(B = 2, S = 8, F = 4, K = 3) {
   %tokens, %targets = step.input "bytes" [B, S] i32 = token_stream(vocab = 256)
   %table = step.param "embedding" [256, F] f32 = normal(std = 0.02)
@@ -411,8 +413,8 @@ step.model @embedding_conv1d_in_model dims(B = 2, S = 8, F = 4, K = 3) {
 
 // -----
 
-// Tests the axis ops (cumsum, also reversed, softmax, log_softmax) and the normalisations keep
-// their input's shape, and that default axes are elided.
+// Tests that the axis ops (cumsum, also reversed, softmax, log_softmax) and the normalisations
+// keep their input's shape, and that default axes and eps are elided.
 func.func @scans_and_norms_typed(%x: tensor<2x8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>,
                                  %i: tensor<3x4xi32>, %h: tensor<4x6xbf16>, %gh: tensor<6xbf16>) {
   %0 = step.cumsum %x {axis = 1} : tensor<2x8x16xf32>
@@ -445,8 +447,8 @@ func.func @scans_and_norms_typed(%x: tensor<2x8x16xf32>, %g: tensor<16xf32>, %b:
 
 // -----
 
-// Tests cross_entropy result shapes: mean (the default) and sum give a scalar, "none" gives one
-// loss per position; i64 targets and bf16 logits.
+// Tests that cross_entropy's mean (the default) and sum give a scalar and "none" gives one loss
+// per position; with i64 targets and bf16 logits.
 func.func @cross_entropy_typed(%logits: tensor<2x8x256xf32>, %t: tensor<2x8xi32>,
                                %l2: tensor<4x10xbf16>, %t64: tensor<4xi64>,
                                %l1: tensor<10xf32>, %t0: tensor<i32>) {
@@ -470,8 +472,8 @@ func.func @cross_entropy_typed(%logits: tensor<2x8x256xf32>, %t: tensor<2x8xi32>
 
 // -----
 
-// Tests a transformer-style block inside a model: layer_norm, rms_norm, softmax, log_softmax,
-// cumsum and a per-position cross_entropy reduced to the loss.
+// Tests that normalisations and losses work inside a model: layer_norm, rms_norm, softmax,
+// log_softmax, cumsum and a per-position cross_entropy reduced to the loss.
 step.model @norms_and_losses_in_model dims(B = 2, S = 4, V = 16) {
   %tokens, %targets = step.input "bytes" [B, S] i64 = token_stream(vocab = 16)
   %table = step.param "embedding" [V, V] f32 = normal(std = 0.02)
@@ -504,8 +506,8 @@ step.model @norms_and_losses_in_model dims(B = 2, S = 4, V = 16) {
 
 // -----
 
-// Tests the shape ops' result types: reshape (with -1 and with 0 copying a size), transpose,
-// broadcast, slice (with and without strides), split, concat and pad.
+// Tests that the shape ops infer their result types: reshape (with -1 and with 0 copying a size),
+// transpose, broadcast, slice (with and without strides), split, concat and pad.
 func.func @shape_ops_typed(%x: tensor<2x3x4xf32>, %v: tensor<4xf32>, %c: tensor<3x1xi32>,
                            %m: tensor<8x16xf32>, %a: tensor<2x3xbf16>, %b: tensor<4x3xbf16>,
                            %one: tensor<1x1xf32>, %k: tensor<2x1xbf16>) {
@@ -553,8 +555,8 @@ func.func @shape_ops_typed(%x: tensor<2x3x4xf32>, %v: tensor<4xf32>, %c: tensor<
 
 // -----
 
-// Tests the shape ops inside a model, including a multi-result split whose results are used by
-// number and by name, and that the printed form parses back.
+// Tests that the shape ops work inside a model, including multi-result splits whose results are
+// used by name and (after printing) by number.
 step.model @shape_ops_in_model dims(B = 2, S = 4, D = 6) {
   %x = step.param "x" [B, S, D] f32 = normal(std = 1.0)
   %q, %k, %v = step.split %x {axis = -1, parts = 3}
@@ -591,7 +593,8 @@ step.model @shape_ops_in_model dims(B = 2, S = 4, D = 6) {
 
 // -----
 
-// Tests cast, constant, iota (from a shape and from an operand's shape) and dropout result types.
+// Tests that cast, constant, iota (from a shape and from an operand's shape) and dropout infer
+// their result types.
 func.func @cast_constant_iota_typed(%x: tensor<2x3xf32>, %i: tensor<4xi32>, %t: tensor<2x8xi32>)
     -> (tensor<f32>, tensor<3xi32>, tensor<2x2xbf16>, tensor<3x4xi32>, tensor<5xf32>) {
   %0 = step.cast %x {to = bf16} : tensor<2x3xf32>
@@ -629,7 +632,8 @@ func.func @cast_constant_iota_typed(%x: tensor<2x3xf32>, %i: tensor<4xi32>, %t: 
 
 // -----
 
-// Tests cast, constant, iota and dropout inside a model (a position-scaled, mixed-precision path).
+// Tests that cast, constant, iota and dropout work inside a model (a position-scaled,
+// mixed-precision path).
 step.model @cast_constant_iota_in_model dims(B = 2, S = 4) {
   %x = step.param "x" [B, S] f32 = normal(std = 1.0)
   %half = step.constant {value = dense<0.5> : tensor<f32>}
@@ -674,7 +678,7 @@ func.func @explicit_result_types(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %w: ten
 
 // -----
 
-// Tests step.param with every initialiser kind and its parameters, every parameter dtype, named
+// Tests that step.param takes every initialiser kind and its parameters, every float dtype, named
 // dims, dim expressions (products, sums, parentheses, dims defined from dims), and that
 // float-valued initialiser parameters given as integers print as floats.
 step.model @params_every_init dims(F = 4, I = 2, H = 4 * F, G = (F + I) * 2) {
@@ -720,8 +724,8 @@ step.model @params_every_init dims(F = 4, I = 2, H = 4 * F, G = (F + I) * 2) {
 
 // -----
 
-// Tests step.input with both data sources: token_stream gives tokens and targets of the declared
-// integer type, classification gives the features and i32 labels [B] (also for rank-3 features).
+// Tests that step.input takes both data sources: token_stream gives tokens and targets of the
+// declared integer type, classification the features and i32 labels [B] (also for rank-3 features).
 step.model @inputs_both_sources dims(B = 3, S = 5) {
   %tokens, %targets = step.input "bytes" [B, S] i32 = token_stream(vocab = 256)
   %t64, %g64 = step.input "wide" [B, S] i64 = token_stream(vocab = 50257)
@@ -749,8 +753,8 @@ step.model @inputs_both_sources dims(B = 3, S = 5) {
 
 // -----
 
-// Tests a config with adam, the constant schedule, no clipping, no SAM, micro_batches and f32
-// precision; entries print in a fixed order whatever order they are written in.
+// Tests that a config takes adam, the constant schedule, no clipping, no SAM, micro_batches and
+// f32 precision, and that entries print in a fixed order whatever order they are written in.
 step.model @config_adam_constant dims(B = 2) {
   %w = step.param "w" [B] f32 = zeros
   %l = step.sum %w {axes = [0]}
@@ -777,8 +781,8 @@ step.model @config_adam_constant dims(B = 2) {
 
 // -----
 
-// Tests a config with sgd (all parameters), warmup_cosine with min_lr, global_norm clipping, SAM
-// with its defaults and f16 precision, plus adam with all its parameters in a second model.
+// Tests that a config takes sgd (all parameters), warmup_cosine with min_lr, global_norm clipping,
+// SAM with its defaults and f16 precision; and adam with all its parameters in a second model.
 step.model @config_sgd_warmup_cosine {
   %w = step.param "w" [2] f32 = zeros
   %l = step.sum %w {axes = [0]}
@@ -816,8 +820,8 @@ step.model @config_adam_full {
 
 // -----
 
-// Tests a config with adamw (all parameters, a no_decay list), one_cycle, agc clipping with all
-// parameters, SAM with all parameters and bf16 precision.
+// Tests that a config takes adamw (all parameters, a no_decay list), one_cycle, agc clipping with
+// all parameters, SAM with all parameters and bf16 precision.
 step.model @config_adamw_one_cycle {
   %w = step.param "w" [2] f32 = zeros
   %l = step.sum %w {axes = [0]}
@@ -844,7 +848,8 @@ step.model @config_adamw_one_cycle {
 
 // -----
 
-// Tests an empty config, agc clipping with its defaults, and a model without a config or dims.
+// Tests that a config may be empty, that agc takes its defaults, and that a model needs neither a
+// config nor dims.
 step.model @config_empty {
   %w = step.param "w" [2] f32 = zeros
   %l = step.sum %w {axes = [0]}
@@ -880,8 +885,8 @@ step.model @no_config {
 
 // -----
 
-// Tests step.repeat and step.yield inside a model: a per-layer parameter, a carried value, a
-// count from a named dim, and that the repeat result has the carried type.
+// Tests that step.repeat and step.yield work inside a model: a per-layer parameter, a carried
+// value, a count from a named dim, and a result of the carried type.
 step.model @repeat_residual dims(B = 2, F = 4, depth = 3) {
   %x = step.param "x" [B, F] f32 = normal(std = 1.0)
   %out = step.repeat "cell" depth (%h = %x) {
@@ -906,12 +911,12 @@ step.model @repeat_residual dims(B = 2, F = 4, depth = 3) {
 // GENERIC:     "step.repeat"(%{{.+}}) ({
 // GENERIC-NEXT: ^bb0(%{{.+}}: tensor<2x4xf32>):
 // GENERIC:     "step.yield"(%{{.+}}) : (tensor<2x4xf32>) -> ()
-// GENERIC-NEXT: }) {count = 3 : i64, name = "cell"} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+// GENERIC-NEXT: }) {count = 3 : i64, name = "cell"{{.*}}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
 
 // -----
 
-// Tests a repeat carrying two values of different types, nested repeats, a repeat carrying
-// nothing, and extra attributes on a repeat (written after the `attributes` keyword).
+// Tests that a repeat can carry two values of different types, nest, carry nothing, and hold
+// extra attributes (written after the `attributes` keyword).
 step.model @repeat_nested dims(B = 2, F = 4) {
   %x = step.param "x" [B, F] f32 = normal(std = 1.0)
   %s = step.param "s" [] f32 = zeros
@@ -946,13 +951,13 @@ step.model @repeat_nested dims(B = 2, F = 4) {
 // CHECK-NEXT:      step.yield{{$}}
 // CHECK-NEXT:    }
 // CHECK-NEXT:    step.loss %[[AB]]#1
-// GENERIC:     }) {count = 4 : i64, name = "inner"} : (tensor<2x4xf32>) -> tensor<2x4xf32>
-// GENERIC:     }) {count = 2 : i64, name = "outer", note = "two carried"} : (tensor<2x4xf32>, tensor<f32>) -> (tensor<2x4xf32>, tensor<f32>)
-// GENERIC:     }) {count = 1 : i64, name = "empty"} : () -> ()
+// GENERIC:     }) {count = 4 : i64, name = "inner"{{.*}}} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+// GENERIC:     }) {count = 2 : i64, name = "outer", note = "two carried"{{.*}}} : (tensor<2x4xf32>, tensor<f32>) -> (tensor<2x4xf32>, tensor<f32>)
+// GENERIC:     }) {count = 1 : i64, name = "empty"{{.*}}} : () -> ()
 
 // -----
 
-// Tests step.repeat outside a model, where the carried values and every op print their types.
+// Tests that step.repeat works outside a model, where carried values and every op print types.
 func.func @repeat_typed(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>) -> tensor<2x4xf32> {
   %0 = step.repeat "cell" 3 (%h = %x : tensor<2x4xf32>) {
     %1 = step.matmul %h, %w : tensor<2x4xf32>, tensor<4x4xf32>
@@ -969,8 +974,8 @@ func.func @repeat_typed(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>) -> tensor<2x4x
 
 // -----
 
-// Tests a complete model in the style of models/mlp.mlir: dims, an input, parameters, a dense
-// network, the loss and a config; values are printed with their declaration names.
+// Tests that a complete model in the style of models/mlp.mlir round-trips: dims, an input,
+// parameters, a dense network, the loss and a config; values print with declaration names.
 step.model @mlp_like dims(B = 8, D = 4, H = 16, C = 3) attributes {step.note = "kept"} {
   %x, %labels = step.input "data" [B, D] f32 = classification(classes = 3)
   %w1 = step.param "w1" [D, H] f32 = normal(std = 0.1768)

@@ -45,6 +45,15 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+std::optional<int64_t> checkedNumElements(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim <= 0 || dim > kMaxElements || count > kMaxElements / dim) return std::nullopt;
+    count *= dim;
+  }
+  return count;
+}
+
 SmallVector<int64_t> toI64Vector(mlir::ArrayAttr array) {
   SmallVector<int64_t> out;
   for (mlir::Attribute a : array) out.push_back(llvm::cast<mlir::IntegerAttr>(a).getInt());
@@ -478,6 +487,9 @@ STEP_INFER(BroadcastOp) {
   auto input = ranked(r, adaptor.getInput(), "the operand");
   if (!input) return failure();
   SmallVector<int64_t> shape = toI64Vector(adaptor.getShape());
+  if (!checkedNumElements(shape))
+    return r.fail("expected positive sizes with at most 2^48 elements in all, found ",
+                  shapeString(shape));
   std::optional<SmallVector<int64_t>> b = broadcastShapes({input->getShape(), shape});
   if (!b || *b != shape)
     return r.fail("cannot broadcast ", shapeString(input->getShape()), " to ", shapeString(shape));
@@ -607,8 +619,9 @@ STEP_INFER(IotaOp) {
   } else {
     shape = toI64Vector(*adaptor.getShape());
   }
-  if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
-    return r.fail("expected positive sizes, found ", shapeString(shape));
+  if (!checkedNumElements(shape))
+    return r.fail("expected positive sizes with at most 2^48 elements in all, found ",
+                  shapeString(shape));
   if (!normalizeAxis(adaptor.getAxis(), shape.size()))
     return r.fail("axis ", adaptor.getAxis(), " is out of range for shape ", shapeString(shape));
   out.push_back(RankedTensorType::get(shape, adaptor.getDtype()));

@@ -16,6 +16,11 @@ std::optional<llvm::SmallVector<int64_t>> broadcastShapes(
 /// `axis` in [-rank, rank) mapped to [0, rank); nullopt when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
+/// The element count of a shape, or nullopt when a size is not positive or the count exceeds
+/// kMaxElements (so arithmetic on shapes never overflows).
+constexpr int64_t kMaxElements = int64_t{1} << 48;
+std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
+
 /// The i64 values of an ArrayAttr of IntegerAttr.
 llvm::SmallVector<int64_t> toI64Vector(mlir::ArrayAttr array);
 

@@ -3,8 +3,10 @@
 
 #include <vector>
 
+#include "dialects/step/IR/ShapeRules.h"
 #include "dialects/step/IR/StepDialect.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace stepc::step {
@@ -146,7 +148,11 @@ mlir::ParseResult parseDimTerm(mlir::OpAsmParser &parser, int64_t &value) {
   if (succeeded(parser.parseOptionalLParen()))
     return mlir::failure(parseDimSum(parser, value) || parser.parseRParen());
   mlir::OptionalParseResult integer = parser.parseOptionalInteger(value);
-  if (integer.has_value()) return *integer;
+  if (integer.has_value()) {
+    if (failed(*integer)) return mlir::failure();
+    if (value > kMaxElements) return parser.emitError(loc) << "dimension " << value << " exceeds 2^48";
+    return mlir::success();
+  }
   llvm::StringRef name;
   if (failed(parser.parseOptionalKeyword(&name)))
     return parser.emitError(loc) << "expected a dimension: an integer or a named dim ("
@@ -162,9 +168,11 @@ mlir::ParseResult parseDimTerm(mlir::OpAsmParser &parser, int64_t &value) {
 mlir::ParseResult parseDimProduct(mlir::OpAsmParser &parser, int64_t &value) {
   if (parseDimTerm(parser, value)) return mlir::failure();
   while (succeeded(parser.parseOptionalStar())) {
+    llvm::SMLoc loc = parser.getCurrentLocation();
     int64_t rhs;
     if (parseDimTerm(parser, rhs)) return mlir::failure();
-    value *= rhs;
+    if (llvm::MulOverflow(value, rhs, value) || value > kMaxElements)
+      return parser.emitError(loc) << "dimension expression exceeds 2^48";
   }
   return mlir::success();
 }
@@ -172,9 +180,11 @@ mlir::ParseResult parseDimProduct(mlir::OpAsmParser &parser, int64_t &value) {
 mlir::ParseResult parseDimSum(mlir::OpAsmParser &parser, int64_t &value) {
   if (parseDimProduct(parser, value)) return mlir::failure();
   while (succeeded(parser.parseOptionalPlus())) {
+    llvm::SMLoc loc = parser.getCurrentLocation();
     int64_t rhs;
     if (parseDimProduct(parser, rhs)) return mlir::failure();
-    value += rhs;
+    if (llvm::AddOverflow(value, rhs, value) || value > kMaxElements)
+      return parser.emitError(loc) << "dimension expression exceeds 2^48";
   }
   return mlir::success();
 }
@@ -197,6 +207,9 @@ mlir::ParseResult parseShapeAndDtype(mlir::OpAsmParser &parser, mlir::RankedTens
         return mlir::success();
       }))
     return mlir::failure();
+  if (!checkedNumElements(shape))
+    return parser.emitError(parser.getCurrentLocation())
+           << "the shape has more than 2^48 elements";
   llvm::SMLoc dtypeLoc = parser.getCurrentLocation();
   mlir::Type dtype;
   if (parser.parseType(dtype)) return mlir::failure();

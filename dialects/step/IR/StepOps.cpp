@@ -108,14 +108,14 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
   if (succeeded(parser.parseOptionalKeyword("dims"))) {
     if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Paren, [&]() -> mlir::ParseResult {
           llvm::SMLoc loc = parser.getCurrentLocation();
-          std::string dimName;
+          llvm::StringRef dimName;
           int64_t value;
-          if (parser.parseKeywordOrString(&dimName) || parser.parseEqual() ||
-              parseDimExpr(parser, value))
-            return mlir::failure();
+          if (failed(parser.parseOptionalKeyword(&dimName)))
+            return parser.emitError(loc) << "expected a dim name (an identifier such as B or depth)";
+          if (parser.parseEqual() || parseDimExpr(parser, value)) return mlir::failure();
           if (ParseScope::lookupDim(dimName))
             return parser.emitError(loc) << "dim '" << dimName << "' is declared twice";
-          auto override = getDimOverrides().find(dimName);
+          auto override = getDimOverrides().find(dimName.str());
           if (override != getDimOverrides().end()) value = override->second;
           if (value <= 0)
             return parser.emitError(loc) << "dim '" << dimName << "' must be positive, found "
@@ -283,7 +283,9 @@ mlir::RankedTensorType ParamOp::getDeclaredType() {
 }
 
 mlir::LogicalResult ParamOp::verify() {
-  if (!llvm::isa<ModelOp, RepeatOp>((*this)->getParentOp()))
+  mlir::Operation *parent = (*this)->getParentOp();
+  while (llvm::isa<RepeatOp>(parent)) parent = parent->getParentOp();
+  if (!llvm::isa<ModelOp>(parent))
     return emitOpError() << "must be in a step.model or step.repeat body";
   if (getResult().getType() != getType())
     return emitOpError() << "result type " << getResult().getType()
@@ -504,86 +506,167 @@ mlir::LogicalResult ConfigOp::verify() {
 // step.repeat
 //===----------------------------------------------------------------------===//
 
-mlir::ParseResult RepeatOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
-  mlir::StringAttr name;
-  int64_t count;
-  llvm::SMLoc countLoc;
-  if (parser.parseAttribute(name, "name", result.attributes)) return mlir::failure();
-  countLoc = parser.getCurrentLocation();
-  if (parseDimExpr(parser, count)) return mlir::failure();
-  if (count < 1) return parser.emitError(countLoc) << "repeat count must be >= 1, found " << count;
-  result.addAttribute("count", parser.getBuilder().getI64IntegerAttr(count));
+namespace {
 
-  llvm::SmallVector<mlir::OpAsmParser::Argument> args;
-  llvm::SmallVector<mlir::OpAsmParser::UnresolvedOperand> inits;
-  llvm::SmallVector<mlir::Type> types;
-  if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Paren, [&]() -> mlir::ParseResult {
+// Parses `(%arg = %value [: type], ...)`, taking types from the ParseScope when not written.
+mlir::ParseResult parseBindingList(mlir::OpAsmParser &parser,
+                                   llvm::SmallVectorImpl<mlir::OpAsmParser::Argument> &args,
+                                   llvm::SmallVectorImpl<mlir::OpAsmParser::UnresolvedOperand> &values,
+                                   llvm::SmallVectorImpl<mlir::Type> &types) {
+  return parser.parseCommaSeparatedList(
+      mlir::AsmParser::Delimiter::Paren, [&]() -> mlir::ParseResult {
         mlir::OpAsmParser::Argument arg;
-        mlir::OpAsmParser::UnresolvedOperand init;
-        if (parser.parseArgument(arg) || parser.parseEqual() || parser.parseOperand(init))
+        mlir::OpAsmParser::UnresolvedOperand value;
+        if (parser.parseArgument(arg) || parser.parseEqual() || parser.parseOperand(value))
           return mlir::failure();
         mlir::Type type;
         if (succeeded(parser.parseOptionalColon())) {
           if (parser.parseType(type)) return mlir::failure();
-        } else if (!(type = ParseScope::lookup(init.name, init.number))) {
-          return parser.emitError(init.location) << "use of undefined value '" << init.name << "'";
+        } else if (!(type = ParseScope::lookup(value.name, value.number))) {
+          return parser.emitError(value.location) << "use of undefined value '" << value.name << "'";
         }
         arg.type = type;
         args.push_back(arg);
-        inits.push_back(init);
+        values.push_back(value);
         types.push_back(type);
         return mlir::success();
-      }))
-    return mlir::failure();
-  // The body's `{` follows, so extra attributes need the `attributes` keyword.
-  if (parser.resolveOperands(inits, types, parser.getCurrentLocation(), result.operands) ||
-      parser.parseOptionalAttrDictWithKeyword(result.attributes))
-    return mlir::failure();
-  result.addTypes(types);
-  bindResults(parser, types);
+      });
+}
 
-  ParseScope scope;
-  for (const auto &arg : args) ParseScope::bind(arg.ssaName.name.drop_front(), 0, arg.type);
+void printBindingList(mlir::OpAsmPrinter &printer, mlir::ValueRange args, mlir::ValueRange values,
+                      bool typed) {
+  printer << "(";
+  llvm::interleaveComma(llvm::zip(args, values), printer, [&](auto pair) {
+    printer << std::get<0>(pair) << " = " << std::get<1>(pair);
+    if (typed) printer << " : " << std::get<1>(pair).getType();
+  });
+  printer << ")";
+}
+
+}  // namespace
+
+mlir::ParseResult RepeatOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  mlir::StringAttr name;
+  int64_t count;
+  if (parser.parseAttribute(name, "name", result.attributes)) return mlir::failure();
+  llvm::SMLoc countLoc = parser.getCurrentLocation();
+  if (parseDimExpr(parser, count)) return mlir::failure();
+  if (count < 1) return parser.emitError(countLoc) << "repeat count must be >= 1, found " << count;
+  mlir::Builder &b = parser.getBuilder();
+  result.addAttribute("count", b.getI64IntegerAttr(count));
+
+  llvm::SmallVector<mlir::OpAsmParser::Argument> args, xArgs;
+  llvm::SmallVector<mlir::OpAsmParser::UnresolvedOperand> inits, xs;
+  llvm::SmallVector<mlir::Type> initTypes, xTypes;
+  if (parseBindingList(parser, args, inits, initTypes)) return mlir::failure();
+  llvm::SMLoc xsLoc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalKeyword("over")) &&
+      parseBindingList(parser, xArgs, xs, xTypes))
+    return mlir::failure();
+  // Each `over` value enters the body as one slice of its leading axis.
+  for (auto [arg, type] : llvm::zip(xArgs, xTypes)) {
+    auto stacked = llvm::dyn_cast<mlir::RankedTensorType>(type);
+    if (!stacked || stacked.getRank() < 1 || stacked.getDimSize(0) != count)
+      return parser.emitError(xsLoc) << "an `over` value must be stacked on a leading axis of size "
+                                     << count << " (the repeat count), found " << type;
+    arg.type = mlir::RankedTensorType::get(stacked.getShape().drop_front(),
+                                           stacked.getElementType());
+    args.push_back(arg);
+  }
+  if (succeeded(parser.parseOptionalKeyword("reverse")))
+    result.addAttribute("reverse", b.getUnitAttr());
+  if (parser.resolveOperands(inits, initTypes, parser.getCurrentLocation(), result.operands) ||
+      parser.resolveOperands(xs, xTypes, xsLoc, result.operands))
+    return mlir::failure();
+  result.addAttribute("operandSegmentSizes",
+                      b.getDenseI32ArrayAttr({static_cast<int32_t>(inits.size()),
+                                              static_cast<int32_t>(xs.size())}));
+  // The body's `{` follows, so extra attributes need the `attributes` keyword.
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes)) return mlir::failure();
+
   mlir::Region *body = result.addRegion();
-  if (parser.parseRegion(*body, args)) return mlir::failure();
-  RepeatOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  {
+    ParseScope scope;
+    for (const auto &arg : args) ParseScope::bind(arg.ssaName.name.drop_front(), 0, arg.type);
+    if (parser.parseRegion(*body, args)) return mlir::failure();
+  }
+  RepeatOp::ensureTerminator(*body, b, result.location);
+  // Results: the carried values, then every further yielded value stacked over iterations.
+  llvm::SmallVector<mlir::Type> resultTypes(initTypes);
+  auto yield = llvm::cast<YieldOp>(body->front().getTerminator());
+  for (mlir::Value v : yield.getValues().drop_front(
+           std::min(inits.size(), yield.getValues().size()))) {
+    mlir::Type t = v.getType();
+    auto slice = llvm::dyn_cast<mlir::RankedTensorType>(t);
+    if (!slice) return parser.emitError(xsLoc) << "yielded values must be ranked tensors";
+    llvm::SmallVector<int64_t> shape{count};
+    shape.append(slice.getShape().begin(), slice.getShape().end());
+    resultTypes.push_back(mlir::RankedTensorType::get(shape, slice.getElementType()));
+  }
+  result.addTypes(resultTypes);
+  bindResults(parser, resultTypes);
   return mlir::success();
 }
 
 void RepeatOp::print(mlir::OpAsmPrinter &printer) {
   printer << ' ';
   printer.printAttribute(getNameAttr());
-  printer << ' ' << getCount() << " (";
+  printer << ' ' << getCount() << ' ';
   bool typed = !isInsideModel(*this);
-  llvm::interleaveComma(llvm::zip(getBody().getArguments(), getInits()), printer, [&](auto pair) {
-    printer << std::get<0>(pair) << " = " << std::get<1>(pair);
-    if (typed) printer << " : " << std::get<1>(pair).getType();
-  });
-  printer << ")";
-  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(), {"name", "count"});
+  size_t numCarried = getInits().size();
+  auto bodyArgs = getBody().getArguments();
+  printBindingList(printer, bodyArgs.take_front(numCarried), getInits(), typed);
+  if (!getXs().empty()) {
+    printer << " over ";
+    printBindingList(printer, bodyArgs.drop_front(numCarried), getXs(), typed);
+  }
+  if (getReverse()) printer << " reverse";
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
+                                           {"name", "count", "reverse", "operandSegmentSizes"});
   printer << ' ';
   printer.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/true);
 }
 
 mlir::LogicalResult RepeatOp::verifyRegions() {
   mlir::Block &body = getBody().front();
-  if (body.getNumArguments() != getInits().size())
+  size_t numCarried = getInits().size(), numXs = getXs().size();
+  if (body.getNumArguments() != numCarried + numXs)
     return emitOpError() << "body has " << body.getNumArguments() << " arguments for "
-                         << getInits().size() << " carried values";
+                         << numCarried << " carried and " << numXs << " stacked values";
   auto yield = llvm::cast<YieldOp>(body.getTerminator());
-  if (yield.getValues().size() != getInits().size())
+  if (yield.getValues().size() < numCarried)
     return yield.emitOpError() << "yields " << yield.getValues().size() << " values; the repeat "
-                               << "carries " << getInits().size();
-  for (auto [i, init, arg, yielded, res] :
-       llvm::enumerate(getInits(), body.getArguments(), yield.getValues(), getResults())) {
-    if (arg.getType() != init.getType() || res.getType() != init.getType())
+                               << "carries " << numCarried;
+  if (getNumResults() != yield.getValues().size())
+    return emitOpError() << "has " << getNumResults() << " results for "
+                         << yield.getValues().size() << " yielded values";
+  for (auto [i, init] : llvm::enumerate(getInits())) {
+    mlir::Type arg = body.getArgument(i).getType(), res = getResult(i).getType();
+    mlir::Type yielded = yield.getValues()[i].getType();
+    if (arg != init.getType() || res != init.getType())
       return emitOpError() << "carried value #" << i << " changes type between the init ("
                            << init.getType() << ") and the body or result";
-    if (yielded.getType() != init.getType())
-      return yield.emitOpError() << "yields " << yielded.getType() << " for carried value #" << i
+    if (yielded != init.getType())
+      return yield.emitOpError() << "yields " << yielded << " for carried value #" << i
                                  << ", which enters the layer as " << init.getType()
                                  << "; a repeated layer must keep the shape";
   }
+  auto stackedOf = [&](mlir::Type slice) {
+    auto t = llvm::cast<mlir::RankedTensorType>(slice);
+    llvm::SmallVector<int64_t> shape{getCount()};
+    shape.append(t.getShape().begin(), t.getShape().end());
+    return mlir::RankedTensorType::get(shape, t.getElementType());
+  };
+  for (auto [i, x] : llvm::enumerate(getXs()))
+    if (stackedOf(body.getArgument(numCarried + i).getType()) != x.getType())
+      return emitOpError() << "stacked input #" << i << " has type " << x.getType()
+                           << " but its body argument is "
+                           << body.getArgument(numCarried + i).getType();
+  for (size_t i = numCarried; i < getNumResults(); ++i)
+    if (stackedOf(yield.getValues()[i].getType()) != getResult(i).getType())
+      return emitOpError() << "stacked result #" << i - numCarried << " has type "
+                           << getResult(i).getType() << " for yielded "
+                           << yield.getValues()[i].getType();
   return mlir::success();
 }
 
@@ -731,7 +814,7 @@ mlir::LogicalResult CallOp::verify() {
 
 mlir::LogicalResult DropoutOp::verify() {
   double rate = getRate().convertToDouble();
-  if (rate < 0.0 || rate >= 1.0)
+  if (!(rate >= 0.0 && rate < 1.0))
     return emitOpError() << "expected 0 <= rate < 1, found " << rate;
   return mlir::success();
 }

@@ -25,7 +25,7 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 //===----------------------------------------------------------------------===//
 
 def Step_ModelOp : Step_Op<"model", [IsolatedFromAbove, Symbol, SymbolTable, SingleBlock,
-                                     NoTerminator]> {
+                                     NoTerminator, HasParent<"::mlir::ModuleOp">]> {
   let summary = "a model: declarations, the forward graph, the loss and the training config";
   let description = [{
     Holds one model. Its body declares parameters (`step.param`) and inputs (`step.input`), the
@@ -143,8 +143,8 @@ def Step_ConfigOp : Step_Op<"config", [HasParent<"ModelOp">]> {
 }
 
 def Step_RepeatOp : Step_Op<"repeat", [SingleBlockImplicitTerminator<"YieldOp">,
-                                       RecursiveMemoryEffects]> {
-  let summary = "a stack of identical layers, written once";
+                                       RecursiveMemoryEffects, AttrSizedOperandSegments]> {
+  let summary = "a stack of identical layers, written once (a scan)";
   let description = [{
     Runs its body `count` times, threading the loop-carried values. Parameters declared in the
     body are per layer: stored stacked on a leading axis of size `count` and named
@@ -158,19 +158,40 @@ def Step_RepeatOp : Step_Op<"repeat", [SingleBlockImplicitTerminator<"YieldOp">,
       step.yield %r
     }
     ```
+
+    It is a scan, as `lax.scan` is: `over (%w = %ws)` gives iteration i the slice `%ws[i]` of a
+    tensor stacked on a leading axis of size `count`, and values yielded after the carried ones
+    come out stacked on a leading axis (results after the carried results). `reverse` runs the
+    iterations from `count - 1` down to 0 (the backward of a repeat). Compiler stages use this
+    form: parameters become stacked `over` operands, saved activations stacked results.
+
+    ```mlir
+    %h_out, %saved = step.repeat "cell" 8 (%h = %x) over (%w = %ws) reverse {
+      %y = step.matmul %h, %w
+      step.yield %y, %h        // carried %y; %h is stacked into %saved: [8, ...]
+    }
+    ```
   }];
   let arguments = (ins StrAttr:$name, ConfinedAttr<I64Attr, [IntPositive]>:$count,
-                       Variadic<Step_Tensor>:$inits);
+                       Variadic<Step_Tensor>:$inits, Variadic<Step_Tensor>:$xs,
+                       UnitAttr:$reverse);
   let results = (outs Variadic<Step_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Results carried out of the last iteration (one per init).
+    ::mlir::ResultRange getCarriedResults() { return getResults().take_front(getInits().size()); }
+    /// Results stacked over iterations (one per yielded value after the carried ones).
+    ::mlir::ResultRange getStackedResults() { return getResults().drop_front(getInits().size()); }
+  }];
 }
 
 def Step_YieldOp : Step_Op<"yield", [Pure, Terminator, HasParent<"RepeatOp">]> {
-  let summary = "yields the loop-carried values of a repeat body";
+  let summary = "yields the loop-carried (and stacked) values of a repeat body";
   let description = [{
-    Ends a `step.repeat` body; its operands become the next iteration's carried values.
+    Ends a `step.repeat` body; its first operands become the next iteration's carried values,
+    the rest are stacked into the repeat's stacked results.
 
     ```mlir
     step.yield %h2

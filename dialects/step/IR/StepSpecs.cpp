@@ -196,6 +196,11 @@ mlir::Attribute lookupWithDefault(mlir::DictionaryAttr spec, llvm::StringRef key
 
 }  // namespace
 
+static std::string withArticle(llvm::StringRef noun) {
+  bool vowel = !noun.empty() && llvm::StringRef("aeiouAEIOU").contains(noun.front());
+  return ((vowel ? "an " : "a ") + noun).str();
+}
+
 llvm::StringRef specFamilyName(SpecFamily family) {
   switch (family) {
     case SpecFamily::Init: return "initialiser";
@@ -231,7 +236,7 @@ mlir::ParseResult parseSpec(mlir::OpAsmParser &parser, SpecFamily family,
   llvm::SMLoc kindLoc = parser.getCurrentLocation();
   std::string kindName;
   if (parser.parseOptionalKeywordOrString(&kindName))
-    return parser.emitError(kindLoc) << "expected a " << specFamilyName(family) << " (one of "
+    return parser.emitError(kindLoc) << "expected " << withArticle(specFamilyName(family)) << " (one of "
                                      << kindNames(family) << ")";
   const KindSchema *kind = findKind(family, kindName);
   if (!kind)
