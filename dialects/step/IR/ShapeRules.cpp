@@ -11,6 +11,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include <array>
+
 namespace stepc::step {
 
 using llvm::ArrayRef;
@@ -224,6 +226,7 @@ STEP_UNARY(TanhOp)
 STEP_UNARY(SigmoidOp)
 STEP_UNARY(ReluOp)
 STEP_UNARY(SiluOp)
+STEP_UNARY(ErfOp)
 STEP_UNARY(GeluOp)
 STEP_UNARY(LeakyReluOp)
 STEP_UNARY(PowOp)
@@ -357,6 +360,78 @@ STEP_INFER(Conv1dOp) {
     return r.fail("kernel size ", k, " exceeds the sequence length ", seq, " with valid padding");
   out.push_back(RankedTensorType::get({input->getDimSize(0), outSeq, cout},
                                       input->getElementType()));
+  return success();
+}
+
+STEP_INFER(EmbeddingGradOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto grad = ranked(r, adaptor.getGrad(), "the gradient");
+  auto ids = ranked(r, adaptor.getIds(), "the ids");
+  if (!grad || !ids) return failure();
+  if (grad->getRank() != ids->getRank() + 1 ||
+      grad->getShape().drop_back() != ids->getShape())
+    return r.fail("expected a gradient of shape ids + [D], found ", shapeString(grad->getShape()),
+                  " for ids ", shapeString(ids->getShape()));
+  out.push_back(RankedTensorType::get({adaptor.getVocab(), grad->getShape().back()},
+                                      grad->getElementType()));
+  return success();
+}
+
+// Checks the shared facts of the conv1d gradient ops; returns (K, Cin, Cout).
+static std::optional<std::array<int64_t, 3>> convGradDims(const Reporter &r, RankedTensorType x,
+                                                          RankedTensorType g, int64_t k,
+                                                          int64_t cinPerGroup, int64_t groups,
+                                                          llvm::StringRef padding) {
+  if (x.getRank() != 3 || g.getRank() != 3) {
+    r.fail("expected rank-3 [B, S, C] input and gradient");
+    return std::nullopt;
+  }
+  int64_t outSeq = padding == "causal" ? x.getDimSize(1) : x.getDimSize(1) - k + 1;
+  if (g.getDimSize(0) != x.getDimSize(0) || g.getDimSize(1) != outSeq) {
+    r.fail("expected a gradient of shape [", x.getDimSize(0), ", ", outSeq, ", Cout], found ",
+           shapeString(g.getShape()));
+    return std::nullopt;
+  }
+  int64_t cin = x.getDimSize(2), cout = g.getDimSize(2);
+  if (cin % groups || cout % groups || cin / groups != cinPerGroup) {
+    r.fail("channels do not match groups = ", groups, ": Cin = ", cin, ", Cout = ", cout);
+    return std::nullopt;
+  }
+  return std::array<int64_t, 3>{k, cin, cout};
+}
+
+STEP_INFER(Conv1dGradInputOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto g = ranked(r, adaptor.getGrad(), "the gradient");
+  auto w = ranked(r, adaptor.getWeight(), "the weight");
+  if (!g || !w || failed(sameElement(r, *g, *w, "gradient and weight"))) return failure();
+  if (g->getRank() != 3 || w->getRank() != 3)
+    return r.fail("expected a rank-3 gradient [B, S', Cout] and weight [K, Cin/groups, Cout]");
+  if (w->getDimSize(2) != g->getDimSize(2))
+    return r.fail("the weight has ", w->getDimSize(2), " output channels, the gradient ",
+                  g->getDimSize(2));
+  int64_t k = w->getDimSize(0);
+  int64_t seq = adaptor.getPadding() == "causal" ? g->getDimSize(1) : g->getDimSize(1) + k - 1;
+  out.push_back(RankedTensorType::get(
+      {g->getDimSize(0), seq, w->getDimSize(1) * adaptor.getGroups()}, g->getElementType()));
+  return success();
+}
+
+STEP_INFER(Conv1dGradWeightOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto x = ranked(r, adaptor.getInput(), "the input");
+  auto g = ranked(r, adaptor.getGrad(), "the gradient");
+  if (!x || !g || failed(sameElement(r, *x, *g, "input and gradient"))) return failure();
+  int64_t groups = adaptor.getGroups();
+  if (x->getRank() != 3) return r.fail("expected a rank-3 input [B, S, Cin]");
+  auto dims = convGradDims(r, *x, *g, adaptor.getKernel(), x->getDimSize(2) / groups, groups,
+                           adaptor.getPadding());
+  if (!dims) return failure();
+  out.push_back(RankedTensorType::get({(*dims)[0], (*dims)[1] / groups, (*dims)[2]},
+                                      x->getElementType()));
   return success();
 }
 

@@ -305,6 +305,7 @@ def Step_TanhOp : Step_UnaryOp<"tanh", Step_FloatTensor, "the hyperbolic tangent
 def Step_SigmoidOp : Step_UnaryOp<"sigmoid", Step_FloatTensor, "the logistic sigmoid">;
 def Step_ReluOp : Step_UnaryOp<"relu", Step_FloatTensor, "max(x, 0)">;
 def Step_SiluOp : Step_UnaryOp<"silu", Step_FloatTensor, "x * sigmoid(x)">;
+def Step_ErfOp : Step_UnaryOp<"erf", Step_FloatTensor, "the error function">;
 
 def Step_GeluOp : Step_UnaryOp<"gelu", Step_FloatTensor, "GELU"> {
   let description = [{
@@ -451,6 +452,58 @@ def Step_Conv1dOp : Step_TensorOp<"conv1d"> {
     ```
   }];
   let arguments = (ins Step_FloatTensor:$input, Step_FloatTensor:$weight,
+                       DefaultValuedAttr<Step_PaddingAttr, "\"causal\"">:$padding,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient ops: emitted by autodiff, lowered to library calls / dedicated kernels
+//===----------------------------------------------------------------------===//
+
+def Step_EmbeddingGradOp : Step_TensorOp<"embedding_grad"> {
+  let summary = "gradient of an embedding table: scatter-add of rows by ids";
+  let description = [{
+    `grad [..., D]`, `ids [...]` → `[vocab, D]` where row v is the sum of the gradient rows
+    whose id is v. Autodiff emits it for `step.embedding`.
+
+    ```mlir
+    %dtable = step.embedding_grad %g, %tokens {vocab = 256}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$grad, Step_IndexTensor:$ids,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$vocab);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+def Step_Conv1dGradInputOp : Step_TensorOp<"conv1d_grad_input"> {
+  let summary = "gradient of step.conv1d with respect to its input";
+  let description = [{
+    `grad [B, S', Cout]`, `weight [K, Cin/groups, Cout]` → `[B, S, Cin]` for a `step.conv1d`
+    with the same `padding` and `groups` (S = S' for causal, S' + K − 1 for valid).
+
+    ```mlir
+    %dx = step.conv1d_grad_input %g, %w {padding = "causal"}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$grad, Step_FloatTensor:$weight,
+                       DefaultValuedAttr<Step_PaddingAttr, "\"causal\"">:$padding,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+def Step_Conv1dGradWeightOp : Step_TensorOp<"conv1d_grad_weight"> {
+  let summary = "gradient of step.conv1d with respect to its weight";
+  let description = [{
+    `input [B, S, Cin]`, `grad [B, S', Cout]` → `[kernel, Cin/groups, Cout]` for a
+    `step.conv1d` with the same `padding` and `groups`.
+
+    ```mlir
+    %dw = step.conv1d_grad_weight %x, %g {kernel = 7, padding = "causal"}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input, Step_FloatTensor:$grad,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$kernel,
                        DefaultValuedAttr<Step_PaddingAttr, "\"causal\"">:$padding,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
   let results = (outs Step_FloatTensor:$result);

@@ -1,0 +1,35 @@
+//===- Data.h - the built-in data generators --------------------*- C++ -*-===//
+//
+// With no data file, training runs on generated data that has learnable structure, so the
+// first run works anywhere and its loss visibly falls. Deterministic from (seed, step).
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_RUNTIME_DATA_H
+#define STEPC_RUNTIME_DATA_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stepc::rt {
+
+/// The built-in byte corpus: English-like text generated from a fixed grammar (so bigram and
+/// word structure are learnable), `bytes` long, identical for a given seed.
+std::string builtinCorpus(uint64_t seed, size_t bytes);
+
+/// Token windows from a token stream: for batch row r, a window of `seq + 1` tokens starting at
+/// a position drawn from Philox(seed, step, r); tokens = window[0..seq), targets =
+/// window[1..seq]. `tokens`/`targets` are [batch * seq], row-major. Tokens must be < vocab.
+void sampleTokenWindows(const std::vector<int64_t> &stream, int64_t batch, int64_t seq,
+                        uint64_t seed, uint64_t step, std::vector<double> &tokens,
+                        std::vector<double> &targets);
+
+/// The built-in classification set: `classes` Gaussian clusters in `features` dimensions with
+/// fixed centres (from seed); each step draws `batch` labelled points. features: [batch *
+/// features], labels: [batch].
+void sampleClassification(int64_t batch, int64_t features, int64_t classes, uint64_t seed,
+                          uint64_t step, std::vector<double> &x, std::vector<double> &labels);
+
+}  // namespace stepc::rt
+
+#endif  // STEPC_RUNTIME_DATA_H

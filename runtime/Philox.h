@@ -1,0 +1,27 @@
+//===- Philox.h - the counter-based RNG (Philox4x32-10) ---------*- C++ -*-===//
+//
+// Philox4x32-10 (Salmon et al., SC'11): a pure function of (key, counter), so every element of
+// an initialiser, a data window or a dropout mask is drawn independently of thread and device
+// order, and CPU and GPU draw the same numbers. Plain C++, shared by compiler and runtime.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_RUNTIME_PHILOX_H
+#define STEPC_RUNTIME_PHILOX_H
+
+#include <array>
+#include <cstdint>
+
+namespace stepc::rt {
+
+/// Four 32-bit random words for (key, counter).
+std::array<uint32_t, 4> philox4x32(uint64_t key, uint64_t counterHi, uint64_t counterLo);
+
+/// A uniform double in [0, 1) for (key, stream, index): one draw of 53 random bits.
+double uniform01(uint64_t key, uint64_t stream, uint64_t index);
+
+/// A standard normal double for (key, stream, index) (Box–Muller on two uniforms).
+double standardNormal(uint64_t key, uint64_t stream, uint64_t index);
+
+}  // namespace stepc::rt
+
+#endif  // STEPC_RUNTIME_PHILOX_H
