@@ -19,4 +19,27 @@ def Step_DeclOpInterface : OpInterface<"DeclOpInterface"> {
   ];
 }
 
+// Ops whose vector-Jacobian product can be written in step ops. Implementations are external
+// models attached by compiler/Autodiff (registerVjpModels), so the dialect stays free of
+// autodiff code.
+def Step_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
+  let cppNamespace = "::stepc::step";
+  let description = [{
+    Builds the vector-Jacobian product of an op: given the adjoints of its results, emits step
+    ops computing the adjoints of its operands.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Emits, at the builder's insertion point, the adjoints of the operands. `resultGrads`
+        holds one value per result, null where the result has no adjoint (it is zero).
+        `operandGrads` receives one value per operand, null where the operand gets no
+        gradient (integer operands). Fails, with an error at the op, where the op has no
+        gradient for these attributes.
+      }],
+      "::llvm::LogicalResult", "buildVjp",
+      (ins "::mlir::OpBuilder &":$builder, "::llvm::ArrayRef<::mlir::Value>":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+  ];
+}
+
 #endif // STEP_INTERFACES_TD

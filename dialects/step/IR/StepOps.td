@@ -306,6 +306,8 @@ def Step_SigmoidOp : Step_UnaryOp<"sigmoid", Step_FloatTensor, "the logistic sig
 def Step_ReluOp : Step_UnaryOp<"relu", Step_FloatTensor, "max(x, 0)">;
 def Step_SiluOp : Step_UnaryOp<"silu", Step_FloatTensor, "x * sigmoid(x)">;
 def Step_ErfOp : Step_UnaryOp<"erf", Step_FloatTensor, "the error function">;
+def Step_SinOp : Step_UnaryOp<"sin", Step_FloatTensor, "the sine">;
+def Step_CosOp : Step_UnaryOp<"cos", Step_FloatTensor, "the cosine">;
 
 def Step_GeluOp : Step_UnaryOp<"gelu", Step_FloatTensor, "GELU"> {
   let description = [{

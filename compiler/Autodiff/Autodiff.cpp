@@ -1,0 +1,257 @@
+//===- Autodiff.cpp - reverse-mode differentiation of step IR -------------===//
+#include "compiler/Autodiff/Autodiff.h"
+
+#include "compiler/Autodiff/GradBuilder.h"
+#include "dialects/step/IR/StepDialect.h"
+#include "llvm/ADT/DenseSet.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace stepc::ad {
+namespace {
+
+using mlir::Operation;
+using mlir::Value;
+
+class Differentiator {
+ public:
+  explicit Differentiator(mlir::OpBuilder &builder) : b(builder) {}
+
+  mlir::FailureOr<llvm::SmallVector<Value>> run(llvm::ArrayRef<Operation *> forward,
+                                                llvm::ArrayRef<std::pair<Value, Value>> seeds,
+                                                llvm::ArrayRef<Value> wrt) {
+    analyseActivity(forward, seeds, wrt);
+    for (auto [value, grad] : seeds)
+      if (isActive(value)) accumulate(value, grad);
+    for (Operation *op : llvm::reverse(forward)) {
+      if (llvm::none_of(op->getResults(), [&](Value r) { return adjoint.count(r); })) continue;
+      if (llvm::none_of(op->getOperands(), [&](Value v) { return isActive(v); }) &&
+          !llvm::isa<step::RepeatOp>(op))
+        continue;
+      if (failed(differentiate(op))) return mlir::failure();
+    }
+    llvm::SmallVector<Value> grads;
+    for (Value w : wrt) {
+      Value g = adjoint.lookup(w);
+      grads.push_back(g ? g : GradBuilder(b, w.getLoc()).zerosLike(w.getType()));
+    }
+    return grads;
+  }
+
+ private:
+  // Active values are float tensors that depend on a `wrt` value and that a seed depends on.
+  void analyseActivity(llvm::ArrayRef<Operation *> forward,
+                       llvm::ArrayRef<std::pair<Value, Value>> seeds, llvm::ArrayRef<Value> wrt) {
+    llvm::DenseSet<Value> varied(wrt.begin(), wrt.end()), useful;
+    auto usedFromAbove = [](Operation *op) {
+      llvm::SetVector<Value> captured;
+      for (mlir::Region &region : op->getRegions())
+        mlir::getUsedValuesDefinedAbove(region, captured);
+      return captured;
+    };
+    for (Operation *op : forward) {
+      bool in = llvm::any_of(op->getOperands(), [&](Value v) { return varied.contains(v); }) ||
+                llvm::any_of(usedFromAbove(op), [&](Value v) { return varied.contains(v); });
+      if (in)
+        for (Value r : op->getResults()) varied.insert(r);
+    }
+    for (auto [value, grad] : seeds) useful.insert(value);
+    for (Operation *op : llvm::reverse(forward)) {
+      if (llvm::none_of(op->getResults(), [&](Value r) { return useful.contains(r); })) continue;
+      for (Value v : op->getOperands()) useful.insert(v);
+      for (Value v : usedFromAbove(op)) useful.insert(v);
+    }
+    for (Value v : varied)
+      if (useful.contains(v) && isFloatTensor(v.getType())) active.insert(v);
+  }
+
+  bool isActive(Value v) const { return active.contains(v); }
+
+  void accumulate(Value v, Value g) {
+    if (!g) return;
+    auto [it, inserted] = adjoint.try_emplace(v, g);
+    if (!inserted) it->second = GradBuilder(b, v.getLoc()).add(it->second, g);
+  }
+
+  mlir::LogicalResult differentiate(Operation *op) {
+    if (auto repeat = llvm::dyn_cast<step::RepeatOp>(op)) return differentiateRepeat(repeat);
+    auto vjp = llvm::dyn_cast<step::DifferentiableOpInterface>(op);
+    if (!vjp)
+      return op->emitError() << "cannot differentiate through '" << op->getName()
+                             << "': it has no gradient rule, and the loss needs a gradient "
+                                "through it";
+    llvm::SmallVector<Value> resultGrads, operandGrads;
+    for (Value r : op->getResults()) resultGrads.push_back(adjoint.lookup(r));
+    if (failed(vjp.buildVjp(b, resultGrads, operandGrads))) return mlir::failure();
+    for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
+      if (isActive(operand)) accumulate(operand, grad);
+    return mlir::success();
+  }
+
+  mlir::LogicalResult differentiateRepeat(step::RepeatOp forward);
+
+  mlir::OpBuilder &b;
+  llvm::DenseSet<Value> active;
+  llvm::DenseMap<Value, Value> adjoint;
+};
+
+llvm::SmallVector<unsigned> floatIndices(mlir::ValueRange values) {
+  llvm::SmallVector<unsigned> out;
+  for (auto [i, v] : llvm::enumerate(values))
+    if (isFloatTensor(v.getType())) out.push_back(i);
+  return out;
+}
+
+mlir::RankedTensorType stackedType(int64_t count, mlir::Type slice) {
+  auto t = llvm::cast<mlir::RankedTensorType>(slice);
+  llvm::SmallVector<int64_t> shape{count};
+  shape.append(t.getShape().begin(), t.getShape().end());
+  return mlir::RankedTensorType::get(shape, t.getElementType());
+}
+
+mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original) {
+  mlir::Location loc = original.getLoc();
+  size_t numCarried = original.getInits().size(), numXs = original.getXs().size();
+  size_t numStacked = original.getStackedResults().size();
+  int64_t count = original.getCount();
+  llvm::SmallVector<Value> resultAdjoints;
+  for (Value r : original.getResults()) resultAdjoints.push_back(adjoint.lookup(r));
+
+  // 1. Rewrite the forward repeat to also stack each iteration's carried input.
+  // The forward rewrite happens in place; the backward goes where the sweep is emitting.
+  mlir::OpBuilder::InsertPoint backwardPoint = b.saveInsertionPoint();
+  b.setInsertionPoint(original);
+  llvm::SmallVector<mlir::Type> types(original.getResultTypes());
+  for (Value init : original.getInits()) types.push_back(stackedType(count, init.getType()));
+  auto forward = b.create<step::RepeatOp>(loc, types, original.getNameAttr(),
+                                          original.getCountAttr(), original.getInits(),
+                                          original.getXs(), original.getReverseAttr());
+  forward.getBody().takeBody(original.getBody());
+  mlir::Block &body = forward.getBody().front();
+  auto yield = llvm::cast<step::YieldOp>(body.getTerminator());
+  llvm::SmallVector<Value> yielded(yield.getValues());
+  for (size_t i = 0; i < numCarried; ++i) yielded.push_back(body.getArgument(i));
+  yield->setOperands(yielded);
+  original->replaceAllUsesWith(forward->getResults().take_front(original->getNumResults()));
+  original->erase();
+  auto saved = forward->getResults().drop_front(numCarried + numStacked);
+
+  // 2. One reverse repeat: carried adjoints (and capture accumulators) in, per-layer saved
+  //    inputs, `over` slices and stacked-result adjoints over the iterations.
+  llvm::SetVector<Value> capturedSet;
+  mlir::getUsedValuesDefinedAbove(forward.getBody(), capturedSet);
+  llvm::SmallVector<Value> captures;
+  for (Value v : capturedSet)
+    if (isActive(v)) captures.push_back(v);
+  llvm::SmallVector<unsigned> carriedF = floatIndices(forward.getInits());
+  llvm::SmallVector<unsigned> xsF = floatIndices(forward.getXs());
+  llvm::SmallVector<unsigned> stackedF = floatIndices(forward.getResults().slice(numCarried, numStacked));
+
+  b.restoreInsertionPoint(backwardPoint);
+  GradBuilder g(b, loc);
+  llvm::SmallVector<Value> inits, xs;
+  for (unsigned i : carriedF)
+    inits.push_back(resultAdjoints[i] ? resultAdjoints[i]
+                                      : g.zerosLike(forward.getResult(i).getType()));
+  for (Value c : captures) inits.push_back(g.zerosLike(c.getType()));
+  for (Value s : saved) xs.push_back(s);
+  for (Value x : forward.getXs()) xs.push_back(x);
+  for (unsigned j : stackedF) {
+    Value r = forward.getResult(numCarried + j);
+    Value adj = resultAdjoints[numCarried + j];
+    xs.push_back(adj ? adj : g.zerosLike(r.getType()));
+  }
+  llvm::SmallVector<mlir::Type> resultTypes;
+  for (Value v : inits) resultTypes.push_back(v.getType());
+  for (unsigned j : xsF) resultTypes.push_back(forward.getXs()[j].getType());
+  mlir::UnitAttr reverse = forward.getReverse() ? nullptr : b.getUnitAttr();
+  auto backward = b.create<step::RepeatOp>(
+      loc, resultTypes, b.getStringAttr(forward.getName() + "_grad"), forward.getCountAttr(),
+      inits, xs, reverse);
+  mlir::Block *gradBody = b.createBlock(&backward.getBody());
+  for (Value v : inits) gradBody->addArgument(v.getType(), loc);
+  for (Value v : xs) {
+    auto t = llvm::cast<mlir::RankedTensorType>(v.getType());
+    gradBody->addArgument(mlir::RankedTensorType::get(t.getShape().drop_front(), t.getElementType()),
+                          loc);
+  }
+  size_t argDc = 0, argCap = carriedF.size(), argSaved = argCap + captures.size();
+  size_t argX = argSaved + numCarried, argDy = argX + numXs;
+
+  // Recompute the layer from its saved input, then apply its VJP.
+  b.setInsertionPointToStart(gradBody);
+  mlir::IRMapping map;
+  for (size_t i = 0; i < numCarried; ++i)
+    map.map(body.getArgument(i), gradBody->getArgument(argSaved + i));
+  for (size_t j = 0; j < numXs; ++j)
+    map.map(body.getArgument(numCarried + j), gradBody->getArgument(argX + j));
+  llvm::SmallVector<Operation *> recomputed;
+  for (Operation &op : body.without_terminator()) recomputed.push_back(b.clone(op, map));
+  llvm::SmallVector<std::pair<Value, Value>> seeds;
+  for (auto [k, i] : llvm::enumerate(carriedF))
+    seeds.push_back({map.lookupOrDefault(yield.getValues()[i]), gradBody->getArgument(argDc + k)});
+  for (auto [k, j] : llvm::enumerate(stackedF))
+    seeds.push_back(
+        {map.lookupOrDefault(yield.getValues()[numCarried + j]), gradBody->getArgument(argDy + k)});
+  llvm::SmallVector<Value> wrt;
+  for (unsigned i : carriedF) wrt.push_back(gradBody->getArgument(argSaved + i));
+  for (unsigned j : xsF) wrt.push_back(gradBody->getArgument(argX + j));
+  for (Value c : captures) wrt.push_back(c);
+  Differentiator inner(b);
+  auto grads = inner.run(recomputed, seeds, wrt);
+  if (failed(grads)) return mlir::failure();
+  GradBuilder gi(b, loc);
+  llvm::SmallVector<Value> yieldValues;
+  for (size_t k = 0; k < carriedF.size(); ++k) yieldValues.push_back((*grads)[k]);
+  for (size_t l = 0; l < captures.size(); ++l)
+    yieldValues.push_back(gi.add(gradBody->getArgument(argCap + l),
+                                 (*grads)[carriedF.size() + xsF.size() + l]));
+  for (size_t k = 0; k < xsF.size(); ++k) yieldValues.push_back((*grads)[carriedF.size() + k]);
+  b.create<step::YieldOp>(loc, yieldValues);
+  if (gi.failed() || g.failed()) return mlir::failure();
+
+  // Hand the results to the enclosing sweep.
+  for (auto [k, i] : llvm::enumerate(carriedF))
+    if (isActive(forward.getInits()[i])) accumulate(forward.getInits()[i], backward.getResult(k));
+  for (auto [l, c] : llvm::enumerate(captures))
+    accumulate(c, backward.getResult(carriedF.size() + l));
+  for (auto [k, j] : llvm::enumerate(xsF))
+    if (isActive(forward.getXs()[j]))
+      accumulate(forward.getXs()[j], backward.getResult(carriedF.size() + captures.size() + k));
+  b.setInsertionPointAfter(backward);
+  return mlir::success();
+}
+
+}  // namespace
+
+mlir::FailureOr<llvm::SmallVector<Value>> emitGradients(
+    mlir::OpBuilder &builder, llvm::ArrayRef<Operation *> forward,
+    llvm::ArrayRef<std::pair<Value, Value>> seeds, llvm::ArrayRef<Value> wrt) {
+  return Differentiator(builder).run(forward, seeds, wrt);
+}
+
+void eraseDeadStepOps(mlir::Region &region) {
+  bool changed = true;
+  while (changed) {
+    llvm::SmallVector<Operation *> dead;
+    region.walk([&](Operation *op) {
+      if (llvm::isa<step::StepDialect>(op->getDialect()) && mlir::isOpTriviallyDead(op))
+        dead.push_back(op);
+    });
+    // Erase only the outermost dead ops (their nested ops go with them), decided before any
+    // erasure; users come after their producers, so erase in reverse order.
+    llvm::DenseSet<Operation *> deadSet(dead.begin(), dead.end());
+    llvm::SmallVector<Operation *> outermost;
+    for (Operation *op : dead) {
+      bool nested = false;
+      for (Operation *p = op->getParentOp(); p && !nested; p = p->getParentOp())
+        nested = deadSet.contains(p);
+      if (!nested) outermost.push_back(op);
+    }
+    for (Operation *op : llvm::reverse(outermost)) op->erase();
+    changed = !outermost.empty();
+  }
+}
+
+}  // namespace stepc::ad

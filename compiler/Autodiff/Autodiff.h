@@ -1,0 +1,36 @@
+//===- Autodiff.h - reverse-mode differentiation of step IR -----*- C++ -*-===//
+//
+// Reverse mode on the step dialect. Each op contributes its vector-Jacobian product through
+// DifferentiableOpInterface; fan-out accumulates adjoints; broadcasting is summed back in the
+// VJPs; integer values carry no gradient; only values both influenced by `wrt` and influencing a
+// seed are differentiated (gradients nobody needs are never built).
+//
+// A step.repeat stays one loop: its forward is rewritten to also stack each iteration's carried
+// input, and its backward is one reverse repeat over those saved inputs and the stacked `over`
+// values, recomputing the layer's body from its input and applying the body's VJP (as JAX
+// differentiates lax.scan with a per-layer checkpoint). The IR does not grow with depth.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_COMPILER_AUTODIFF_AUTODIFF_H
+#define STEPC_COMPILER_AUTODIFF_AUTODIFF_H
+
+#include <utility>
+
+#include "mlir/IR/Builders.h"
+
+namespace stepc::ad {
+
+/// Emits the gradients of the seeded values (value, adjoint) with respect to `wrt`, for
+/// `forward` (ops in program order in one block, followed by the builder's insertion point).
+/// Returns one gradient per `wrt` value, zeros where it influences no seed. Fails with a
+/// located error when a needed gradient passes through an op without a gradient rule.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>> emitGradients(
+    mlir::OpBuilder &builder, llvm::ArrayRef<mlir::Operation *> forward,
+    llvm::ArrayRef<std::pair<mlir::Value, mlir::Value>> seeds, llvm::ArrayRef<mlir::Value> wrt);
+
+/// Erases step ops whose results are unused, innermost first (prunes unneeded gradient code).
+void eraseDeadStepOps(mlir::Region &region);
+
+}  // namespace stepc::ad
+
+#endif  // STEPC_COMPILER_AUTODIFF_AUTODIFF_H
