@@ -163,6 +163,11 @@ LogicalResult vjpCast(step::CastOp op, GradBuilder &g, ArrayRef<Value> gy, Grads
   return success();
 }
 
+LogicalResult vjpIota(step::IotaOp, GradBuilder &, ArrayRef<Value>, Grads &) {
+  // An iota reads only its operand's shape: the operand gets no gradient.
+  return success();
+}
+
 // --- binary --------------------------------------------------------------------------------
 
 template <typename OpTy>
@@ -358,6 +363,7 @@ void attachElementwiseVjps(mlir::MLIRContext *ctx) {
   attachVjp<step::PowOp, vjpPow>(ctx);
   attachVjp<step::DropoutOp, vjpDropout>(ctx);
   attachVjp<step::CastOp, vjpCast>(ctx);
+  attachVjp<step::IotaOp, vjpIota>(ctx);
   attachVjp<step::AddOp, vjpAdd>(ctx);
   attachVjp<step::SubOp, vjpSub>(ctx);
   attachVjp<step::MulOp, vjpMul>(ctx);

@@ -8,6 +8,9 @@ namespace stepc {
 static const PhaseInfo kPhases[] = {
     {Phase::Model, "model",
      "the user's graph: step ops on static-shaped tensors with declarations, loss and config"},
+    {Phase::Train, "train",
+     "+ func @train_step(params, optimizer state, batch, step) -> (params', state', metrics): "
+     "forward, backward, SAM, clipping, LR schedule and optimizer in one function"},
 };
 
 llvm::ArrayRef<PhaseInfo> allPhases() { return kPhases; }

@@ -17,6 +17,7 @@ namespace stepc {
 
 enum class Phase {
   Model,  // the user's graph, verified, with overrides (--batch, --dim) applied
+  Train,  // + @train_step: forward, backward, SAM, clipping, schedule, optimizer in one function
 };
 
 struct PhaseInfo {

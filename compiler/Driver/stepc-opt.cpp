@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Autodiff/Passes.h"
 #include "compiler/Autodiff/Vjp.h"
+#include "compiler/Training/Passes.h"
 #include "dialects/step/IR/StepDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -17,6 +18,7 @@ int main(int argc, char **argv) {
   registry.insert<stepc::step::StepDialect, mlir::func::FuncDialect>();
   stepc::ad::registerVjpModels(registry);
   stepc::ad::registerAutodiffPasses();
+  stepc::train::registerTrainingPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "stepc-opt: the step dialect's optimizer driver\n", registry));
 }

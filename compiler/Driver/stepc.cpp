@@ -19,7 +19,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "compiler/Driver/Phases.h"
+#include "compiler/Autodiff/Vjp.h"
 #include "compiler/Model/ModelLoader.h"
+#include "compiler/Training/Passes.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -38,6 +41,12 @@ ABSL_FLAG(std::string, dump_phases_to, "",
 ABSL_FLAG(int64_t, batch, 0, "override the leading (batch) dimension of every input (0: keep)");
 ABSL_FLAG(std::vector<std::string>, dim, {},
           "override named dims declared in the model's dims(...), e.g. --dim=depth=64,F=512");
+ABSL_FLAG(std::string, optimizer, "", "override the model's optimizer: sgd, adam or adamw");
+ABSL_FLAG(double, lr, 0.0, "override the peak learning rate (0: keep the model's)");
+ABSL_FLAG(double, sam_rho, -1.0, "override SAM's rho; 0 turns SAM off (negative: keep)");
+ABSL_FLAG(int64_t, micro_batches, 0,
+          "override gradient accumulation over this many micro-batches (0: keep)");
+ABSL_FLAG(std::string, clip, "", "override gradient clipping: none, global_norm or agc");
 
 namespace {
 
@@ -47,13 +56,16 @@ Usage:
   stepc check MODEL.mlir [--batch=N] [--dim=NAME=VALUE,...]
       Parse and verify a model; print a summary. Exit 0 when it is valid, 1 otherwise.
   stepc compile MODEL.mlir --emit=STAGE [-o FILE] [--dump-phases-to=DIR] [--batch=N] [--dim=...]
+                [--optimizer=sgd|adam|adamw] [--lr=X] [--sam-rho=X] [--micro-batches=K]
+                [--clip=none|global_norm|agc]
       Compile a model and print the IR at STAGE. Every printed stage parses back in
-      (stepc-opt FILE).
+      (stepc-opt FILE). The training flags override the model's step.config.
 
 Examples:
   stepc check models/byte_lm.mlir
   stepc compile models/byte_lm.mlir --emit=model --dim=depth=64
   stepc compile models/mlp.mlir --emit=model --batch=8 -o /tmp/mlp.model.mlir
+  stepc compile models/byte_lm.mlir --emit=train --sam-rho=0.05 --optimizer=adamw
 
 Errors are reported as file:line:col: error: message.
 )";
@@ -112,6 +124,26 @@ std::vector<std::string> normalizeFlagNames(int argc, char **argv) {
       if (arg[j] == '-') arg[j] = '_';
   }
   return args;
+}
+
+// Advances `module` from the previous stage to `phase`.
+mlir::LogicalResult runPhase(stepc::Phase phase, mlir::ModuleOp module) {
+  mlir::PassManager pm(module.getContext());
+  switch (phase) {
+    case stepc::Phase::Model:
+      return mlir::success();
+    case stepc::Phase::Train: {
+      stepc::train::BuildTrainStepOptions options;
+      options.optimizer = absl::GetFlag(FLAGS_optimizer);
+      options.lr = absl::GetFlag(FLAGS_lr);
+      options.samRho = absl::GetFlag(FLAGS_sam_rho);
+      options.microBatches = absl::GetFlag(FLAGS_micro_batches);
+      options.clip = absl::GetFlag(FLAGS_clip);
+      pm.addPass(stepc::train::createBuildTrainStep(options));
+      break;
+    }
+  }
+  return pm.run(module);
 }
 
 bool writeModule(mlir::ModuleOp module, llvm::StringRef path) {
@@ -177,7 +209,9 @@ int main(int argc, char **argv) {
   if (!buffer) return fail("cannot read '" + path + "': " + buffer.getError().message());
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  mlir::MLIRContext context;
+  mlir::DialectRegistry registry;
+  stepc::ad::registerVjpModels(registry);
+  mlir::MLIRContext context(registry);
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   mlir::OwningOpRef<mlir::ModuleOp> module = stepc::loadModel(sourceMgr, context, overrides);
   if (!module) return 1;
@@ -190,7 +224,7 @@ int main(int argc, char **argv) {
   }
   std::string dumpDir = absl::GetFlag(FLAGS_dump_phases_to);
   for (const stepc::PhaseInfo &info : stepc::allPhases()) {
-    // Each stage's IR is produced here as later stages land; `model` is the loaded module.
+    if (info.phase != stepc::Phase::Model && failed(runPhase(info.phase, *module))) return 1;
     if (!dumpDir.empty()) {
       if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
         return fail("cannot create '" + dumpDir + "': " + ec.message());

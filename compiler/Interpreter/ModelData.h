@@ -1,0 +1,32 @@
+//===- ModelData.h - parameters and inputs of a model for the interpreter -*- C++ -*-===//
+//
+// What a training run would feed a model, computed on the host: parameters initialised from
+// their `step.param` initialisers (runtime/Init.h, the same values the training executable
+// starts from) and one step's batch from the built-in data (runtime/Data.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_COMPILER_INTERPRETER_MODELDATA_H
+#define STEPC_COMPILER_INTERPRETER_MODELDATA_H
+
+#include "compiler/Interpreter/Interpreter.h"
+
+namespace stepc::interp {
+
+/// Every parameter of `model` by full name (`repeat.param`), in its stored (stacked) type,
+/// initialised with Philox key `seed`. Float values are rounded to the declared element type.
+/// A parameter whose initialiser fails (not possible for a verified model) is reported at its
+/// location and left out.
+std::map<std::string, Tensor> initModelParams(step::ModelOp model, uint64_t seed);
+
+/// Step `step`'s batch of every input of `model` by name, one tensor per result of its
+/// step.input: token_stream windows of the built-in corpus (bytes mapped to tokens modulo the
+/// vocabulary when it is not 256) and batches of the built-in classification set.
+std::map<std::string, std::vector<Tensor>> sampleModelInputs(step::ModelOp model, uint64_t seed,
+                                                             uint64_t step);
+
+/// The size of the built-in corpus token streams are windowed from.
+constexpr size_t kBuiltinCorpusBytes = size_t{1} << 20;
+
+}  // namespace stepc::interp
+
+#endif  // STEPC_COMPILER_INTERPRETER_MODELDATA_H

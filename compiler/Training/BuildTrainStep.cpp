@@ -1,0 +1,279 @@
+//===- BuildTrainStep.cpp - the --step-build-train-step pass -------------===//
+//
+// Assembles @train_step (see Passes.td for the contract): arguments and their roles, the
+// loss-and-gradient computation (with micro-batch accumulation), SAM, clipping, schedule and
+// optimizer, then prunes what no result uses.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Autodiff/Autodiff.h"
+#include "compiler/Training/ForwardClone.h"
+#include "compiler/Training/Passes.h"
+#include "compiler/Training/UpdateRules.h"
+
+namespace stepc::train {
+
+#define GEN_PASS_DEF_BUILDTRAINSTEP
+#include "compiler/Training/Passes.h.inc"
+
+namespace {
+
+using mlir::Value;
+
+struct InputSlot {
+  std::string name;
+  Value modelValue;  // the step.input result in the model
+  int index;         // which result of the step.input
+};
+
+class TrainStepBuilder {
+ public:
+  TrainStepBuilder(step::ModelOp model, const TrainConfig &config)
+      : model(model), config(config), b(model.getContext()), loc(model.getLoc()) {}
+
+  mlir::LogicalResult build(mlir::ModuleOp module);
+
+ private:
+  // Forward + backward on `inputs`, accumulated over micro-batches: (loss, grads).
+  mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> lossAndGrads(
+      llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs);
+  mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> singlePass(
+      llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs);
+  mlir::FailureOr<llvm::SmallVector<Value>> samPerturbation(llvm::ArrayRef<Value> params,
+                                                            llvm::ArrayRef<Value> grads);
+
+  step::ModelOp model;
+  const TrainConfig &config;
+  mlir::OpBuilder b;
+  mlir::Location loc;
+  llvm::SmallVector<step::ParamOp> paramOps;
+  llvm::SmallVector<InputSlot> inputSlots;
+};
+
+mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::singlePass(
+    llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs) {
+  ForwardValues values;
+  for (auto [op, v] : llvm::zip(paramOps, params)) values.params[op] = v;
+  for (auto [slot, v] : llvm::zip(inputSlots, inputs)) values.inputs[slot.modelValue] = v;
+  llvm::SmallVector<mlir::Operation *> forward;
+  mlir::FailureOr<Value> loss = emitForward(b, model, values, forward);
+  if (failed(loss)) return mlir::failure();
+  ad::GradBuilder g(b, loc);
+  auto grads = ad::emitGradients(b, forward, {{*loss, g.splat(1.0, loss->getType())}}, params);
+  if (failed(grads)) return mlir::failure();
+  return std::make_pair(*loss, *grads);
+}
+
+mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lossAndGrads(
+    llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs) {
+  int64_t k = config.microBatches;
+  if (k == 1) return singlePass(params, inputs);
+  // Accumulate over K micro-batches in one repeat: inputs [B, ...] are viewed as [K, B/K, ...].
+  ad::GradBuilder g(b, loc);
+  llvm::SmallVector<Value> slices;
+  for (Value input : inputs) {
+    llvm::SmallVector<int64_t> shape(ad::shapeOf(input));
+    if (shape.empty() || shape[0] % k)
+      return model.emitError() << "micro_batches = " << k << " must divide the batch size "
+                               << (shape.empty() ? 0 : shape[0]);
+    shape[0] /= k;
+    shape.insert(shape.begin(), k);
+    slices.push_back(g.reshape(input, shape));
+  }
+  mlir::Type f32 = b.getF32Type();
+  llvm::SmallVector<Value> inits{g.scalar(0.0, f32)};
+  for (Value p : params) inits.push_back(g.zerosLike(p.getType()));
+  llvm::SmallVector<mlir::Type> types;
+  for (Value v : inits) types.push_back(v.getType());
+  auto repeat = b.create<step::RepeatOp>(loc, types, b.getStringAttr("micro_batch"),
+                                         b.getI64IntegerAttr(k), inits, slices, nullptr);
+  mlir::Block *body = b.createBlock(&repeat.getBody());
+  for (Value v : inits) body->addArgument(v.getType(), loc);
+  llvm::SmallVector<Value> sliceArgs;
+  for (Value s : slices) {
+    auto t = llvm::cast<mlir::RankedTensorType>(s.getType());
+    sliceArgs.push_back(body->addArgument(
+        mlir::RankedTensorType::get(t.getShape().drop_front(), t.getElementType()), loc));
+  }
+  auto pass = singlePass(params, sliceArgs);
+  if (failed(pass)) return mlir::failure();
+  ad::GradBuilder gi(b, loc);
+  llvm::SmallVector<Value> next{gi.add(body->getArgument(0), gi.one<step::CastOp>(
+                                    {pass->first}, {gi.attr("to", mlir::TypeAttr::get(f32))}))};
+  for (auto [i, grad] : llvm::enumerate(pass->second))
+    next.push_back(gi.add(body->getArgument(i + 1), grad));
+  b.create<step::YieldOp>(loc, next);
+  b.setInsertionPointAfter(repeat);
+  double inv = 1.0 / static_cast<double>(k);
+  llvm::SmallVector<Value> grads;
+  for (size_t i = 0; i < params.size(); ++i) grads.push_back(g.scale(repeat.getResult(i + 1), inv));
+  return std::make_pair(g.scale(repeat.getResult(0), inv), grads);
+}
+
+mlir::FailureOr<llvm::SmallVector<Value>> TrainStepBuilder::samPerturbation(
+    llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> grads) {
+  ad::GradBuilder g(b, loc);
+  mlir::Type et = b.getF32Type();
+  llvm::SmallVector<Value> directions, scaled;
+  for (auto [p, grad] : llvm::zip(params, grads)) {
+    // Adaptive SAM (ASAM) measures the step in |w|-scaled coordinates: ε = ρ w²g / ‖w g‖.
+    directions.push_back(config.samAdaptive ? g.mul(g.mul(p, p), grad) : grad);
+    scaled.push_back(config.samAdaptive ? g.mul(p, grad) : grad);
+  }
+  Value norm = emitGlobalNorm(g, scaled);
+  Value factor = g.div(g.scalar(config.samRho, et), g.add(norm, g.scalar(1e-12, et)));
+  llvm::SmallVector<Value> perturbed;
+  for (auto [p, d] : llvm::zip(params, directions)) perturbed.push_back(g.add(p, g.mul(d, factor)));
+  return perturbed;
+}
+
+mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
+  model.getBody().walk([&](step::ParamOp p) { paramOps.push_back(p); });
+  for (mlir::Operation &op : model.getBody().front())
+    if (auto input = llvm::dyn_cast<step::InputOp>(op))
+      for (auto [i, r] : llvm::enumerate(input.getResults()))
+        inputSlots.push_back({input.getName().str(), r, static_cast<int>(i)});
+  llvm::SmallVector<std::string> slots = optimizerSlots(config);
+
+  // Signature: params, optimizer state by slot, inputs, step counter.
+  llvm::SmallVector<mlir::Type> argTypes;
+  llvm::SmallVector<mlir::DictionaryAttr> argAttrs;
+  auto role = [&](llvm::StringRef r, llvm::StringRef name,
+                  llvm::ArrayRef<mlir::NamedAttribute> extra = {}) {
+    llvm::SmallVector<mlir::NamedAttribute> attrs{b.getNamedAttr("step.role", b.getStringAttr(r)),
+                                                  b.getNamedAttr("step.name", b.getStringAttr(name))};
+    attrs.append(extra.begin(), extra.end());
+    return b.getDictionaryAttr(attrs);
+  };
+  for (step::ParamOp p : paramOps) {
+    argTypes.push_back(p.getStoredType());
+    argAttrs.push_back(role("param", p.getDeclName()));
+  }
+  for (const std::string &slot : slots)
+    for (step::ParamOp p : paramOps) {
+      argTypes.push_back(p.getStoredType());
+      argAttrs.push_back(role("state", p.getDeclName(),
+                              {b.getNamedAttr("step.slot", b.getStringAttr(slot))}));
+    }
+  for (const InputSlot &in : inputSlots) {
+    argTypes.push_back(in.modelValue.getType());
+    argAttrs.push_back(role("input", in.name,
+                            {b.getNamedAttr("step.index", b.getI64IntegerAttr(in.index))}));
+  }
+  argTypes.push_back(mlir::RankedTensorType::get({}, b.getI64Type()));
+  argAttrs.push_back(role("step", "step"));
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = b.create<mlir::func::FuncOp>(loc, "train_step", b.getFunctionType(argTypes, {}));
+  mlir::Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  size_t numParams = paramOps.size();
+  auto args = entry->getArguments();
+  llvm::SmallVector<Value> params(args.take_front(numParams));
+  llvm::SmallVector<llvm::SmallVector<Value>> state;
+  for (size_t s = 0; s < slots.size(); ++s)
+    state.emplace_back(args.slice(numParams * (s + 1), numParams));
+  size_t inputStart = numParams * (slots.size() + 1);
+  llvm::SmallVector<Value> inputs(args.slice(inputStart, inputSlots.size()));
+  Value stepCounter = args.back();
+
+  // Halves of the batch when SAM takes its second gradient on the next micro-batch.
+  ad::GradBuilder g(b, loc);
+  llvm::SmallVector<Value> firstInputs(inputs), secondInputs(inputs);
+  bool sam = config.samRho > 0;
+  if (sam && config.samNextBatch) {
+    firstInputs.clear();
+    secondInputs.clear();
+    for (Value in : inputs) {
+      llvm::SmallVector<int64_t> shape(ad::shapeOf(in));
+      if (shape.empty() || shape[0] % 2)
+        return model.emitError() << "SAM with next_batch needs an even batch, found "
+                                 << (shape.empty() ? 0 : shape[0]);
+      llvm::SmallVector<int64_t> start(shape.size(), 0), mid(shape);
+      mid[0] = shape[0] / 2;
+      llvm::SmallVector<int64_t> midStart(shape.size(), 0);
+      midStart[0] = shape[0] / 2;
+      firstInputs.push_back(g.one<step::SliceOp>({in}, {g.arrayAttr("start", start),
+                                                         g.arrayAttr("limit", mid)}));
+      secondInputs.push_back(g.one<step::SliceOp>({in}, {g.arrayAttr("start", midStart),
+                                                          g.arrayAttr("limit", shape)}));
+    }
+  }
+
+  auto first = lossAndGrads(params, firstInputs);
+  if (failed(first)) return mlir::failure();
+  Value loss = first->first, samLoss;
+  llvm::SmallVector<Value> grads = first->second;
+  if (sam) {
+    auto perturbed = samPerturbation(params, grads);
+    if (failed(perturbed)) return mlir::failure();
+    auto second = lossAndGrads(*perturbed, secondInputs);
+    if (failed(second)) return mlir::failure();
+    samLoss = second->first;
+    grads = second->second;
+  }
+
+  mlir::Type f32 = b.getF32Type();
+  Value t = g.one<step::CastOp>({stepCounter}, {g.attr("to", mlir::TypeAttr::get(f32))});
+  llvm::SmallVector<ParamSlot> slotsInfo;
+  for (auto [p, v, grad] : llvm::zip(paramOps, params, grads))
+    slotsInfo.push_back({p.getDeclName(), v, grad,
+                         static_cast<int>(p.getStoredType().getRank() -
+                                          p.getDeclaredType().getRank())});
+  Value gradNorm = emitGlobalNorm(g, grads);
+  llvm::SmallVector<Value> clipped = emitClipping(g, config, slotsInfo, gradNorm);
+  for (auto [info, c] : llvm::zip(slotsInfo, clipped)) info.grad = c;
+  Value lr = emitLearningRate(g, config, t);
+  llvm::SmallVector<Value> newParams;
+  llvm::SmallVector<llvm::SmallVector<Value>> newState;
+  emitOptimizerUpdate(g, config, slotsInfo, state, lr, t, newParams, newState);
+
+  llvm::SmallVector<Value> results(newParams);
+  llvm::SmallVector<mlir::DictionaryAttr> resultAttrs(argAttrs.begin(),
+                                                      argAttrs.begin() + numParams * (slots.size() + 1));
+  for (auto &slot : newState) results.append(slot.begin(), slot.end());
+  auto metric = [&](llvm::StringRef name, Value v) {
+    results.push_back(v);
+    resultAttrs.push_back(role("metric", name));
+  };
+  metric("loss", loss);
+  metric("grad_norm", gradNorm);
+  metric("lr", lr);
+  if (sam) metric("sam_loss", samLoss);
+  b.create<mlir::func::ReturnOp>(loc, results);
+  fn.setFunctionType(b.getFunctionType(argTypes, mlir::ValueRange(results).getTypes()));
+  fn.setAllArgAttrs(argAttrs);
+  fn.setAllResultAttrs(resultAttrs);
+  ad::eraseDeadStepOps(fn.getBody());
+  if (g.failed()) return model.emitError() << "internal error while assembling the train step";
+  return mlir::success();
+}
+
+struct BuildTrainStepPass : impl::BuildTrainStepBase<BuildTrainStepPass> {
+  using BuildTrainStepBase::BuildTrainStepBase;
+
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    auto models = llvm::to_vector(module.getOps<step::ModelOp>());
+    if (models.size() != 1) {
+      module.emitError() << "expected one step.model, found " << models.size();
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol("train_step")) {
+      module.emitError() << "the module already has a @train_step";
+      return signalPassFailure();
+    }
+    TrainOverrides overrides;
+    if (!optimizer.empty()) overrides.optimizer = optimizer;
+    if (lr > 0) overrides.lr = lr;
+    if (samRho >= 0) overrides.samRho = samRho;
+    if (microBatches > 0) overrides.microBatches = microBatches;
+    if (!clip.empty()) overrides.clip = clip;
+    mlir::FailureOr<TrainConfig> config = resolveTrainConfig(models[0], overrides);
+    if (failed(config)) return signalPassFailure();
+    writeTrainConfig(models[0], *config);
+    if (failed(TrainStepBuilder(models[0], *config).build(module))) return signalPassFailure();
+  }
+};
+
+}  // namespace
+}  // namespace stepc::train

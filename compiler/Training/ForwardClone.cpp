@@ -1,0 +1,136 @@
+//===- ForwardClone.cpp - the model's forward graph as plain values ------===//
+#include "compiler/Training/ForwardClone.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace stepc::train {
+namespace {
+
+class ForwardEmitter {
+ public:
+  ForwardEmitter(mlir::OpBuilder &b, step::ModelOp model) : b(b), model(model) {}
+
+  // Clones `block`'s ops (but its terminator); `params` gives each parameter declaration under
+  // it the value holding it at this nesting level.
+  mlir::LogicalResult emitBlock(mlir::Block &block, mlir::IRMapping &map,
+                                const llvm::DenseMap<mlir::Operation *, mlir::Value> &params,
+                                llvm::SmallVectorImpl<mlir::Operation *> *emitted) {
+    for (mlir::Operation &op : block.without_terminator()) {
+      if (auto param = llvm::dyn_cast<step::ParamOp>(op)) {
+        map.map(param.getResult(), params.lookup(param));
+      } else if (llvm::isa<step::InputOp, step::ConfigOp, step::FuncOp>(op)) {
+        continue;
+      } else if (auto lossOp = llvm::dyn_cast<step::LossOp>(op)) {
+        loss = map.lookupOrDefault(lossOp.getLoss());
+      } else if (auto call = llvm::dyn_cast<step::CallOp>(op)) {
+        if (failed(emitCall(call, map, emitted))) return mlir::failure();
+      } else if (auto repeat = llvm::dyn_cast<step::RepeatOp>(op)) {
+        if (failed(emitRepeat(repeat, map, params, emitted))) return mlir::failure();
+      } else {
+        mlir::Operation *clone = b.clone(op, map);
+        // Operands may have new shapes (a micro-batch): re-infer the result types.
+        if (auto infer = llvm::dyn_cast<mlir::InferTypeOpInterface>(clone)) {
+          llvm::SmallVector<mlir::Type> types;
+          if (failed(infer.inferReturnTypes(clone->getContext(), clone->getLoc(),
+                                            clone->getOperands(), clone->getAttrDictionary(),
+                                            clone->getPropertiesStorage(), clone->getRegions(),
+                                            types)))
+            return mlir::failure();
+          for (auto [result, type] : llvm::zip(clone->getResults(), types)) result.setType(type);
+        }
+        if (emitted) emitted->push_back(clone);
+      }
+    }
+    return mlir::success();
+  }
+
+  mlir::Value getLoss() const { return loss; }
+
+ private:
+  mlir::LogicalResult emitCall(step::CallOp call, mlir::IRMapping &map,
+                               llvm::SmallVectorImpl<mlir::Operation *> *emitted) {
+    auto callee = mlir::SymbolTable::lookupNearestSymbolFrom<step::FuncOp>(call, call.getCalleeAttr());
+    if (!callee) return call.emitError() << "calls an unknown function";
+    mlir::IRMapping inner;
+    for (auto [arg, operand] : llvm::zip(callee.getBody().getArguments(), call.getArgs()))
+      inner.map(arg, map.lookupOrDefault(operand));
+    if (failed(emitBlock(callee.getBody().front(), inner, {}, emitted))) return mlir::failure();
+    auto ret = llvm::cast<step::ReturnOp>(callee.getBody().front().getTerminator());
+    for (auto [result, value] : llvm::zip(call.getResults(), ret.getValues()))
+      map.map(result, inner.lookupOrDefault(value));
+    return mlir::success();
+  }
+
+  mlir::LogicalResult emitRepeat(step::RepeatOp repeat, mlir::IRMapping &map,
+                                 const llvm::DenseMap<mlir::Operation *, mlir::Value> &params,
+                                 llvm::SmallVectorImpl<mlir::Operation *> *emitted) {
+    // Per-layer parameters declared anywhere under this repeat enter it stacked, as `over`.
+    llvm::SmallVector<step::ParamOp> layerParams;
+    repeat.getBody().walk([&](step::ParamOp p) { layerParams.push_back(p); });
+    llvm::SmallVector<mlir::Value> inits, xs;
+    for (mlir::Value v : repeat.getInits()) inits.push_back(map.lookupOrDefault(v));
+    for (mlir::Value v : repeat.getXs()) xs.push_back(map.lookupOrDefault(v));
+    for (step::ParamOp p : layerParams) xs.push_back(params.lookup(p));
+    auto clone = b.create<step::RepeatOp>(repeat.getLoc(), repeat.getResultTypes(),
+                                          repeat.getNameAttr(), repeat.getCountAttr(), inits, xs,
+                                          repeat.getReverseAttr());
+    mlir::Block &src = repeat.getBody().front();
+    mlir::Block *body = b.createBlock(&clone.getBody());
+    for (auto [i, arg] : llvm::enumerate(src.getArguments())) {
+      mlir::Type type = arg.getType();
+      if (i < inits.size()) {
+        type = inits[i].getType();
+      } else {
+        auto stacked = llvm::cast<mlir::RankedTensorType>(xs[i - inits.size()].getType());
+        type = mlir::RankedTensorType::get(stacked.getShape().drop_front(), stacked.getElementType());
+      }
+      map.map(arg, body->addArgument(type, arg.getLoc()));
+    }
+    llvm::DenseMap<mlir::Operation *, mlir::Value> inner(params);
+    for (step::ParamOp p : layerParams) {
+      auto stacked = llvm::cast<mlir::RankedTensorType>(params.lookup(p).getType());
+      inner[p] = body->addArgument(
+          mlir::RankedTensorType::get(stacked.getShape().drop_front(), stacked.getElementType()),
+          p.getLoc());
+    }
+    if (failed(emitBlock(src, map, inner, nullptr))) return mlir::failure();
+    llvm::SmallVector<mlir::Value> yielded;
+    for (mlir::Value v : src.getTerminator()->getOperands()) yielded.push_back(map.lookupOrDefault(v));
+    b.create<step::YieldOp>(repeat.getLoc(), yielded);
+    b.setInsertionPointAfter(clone);
+    // Result types follow the (possibly re-shaped) carried and yielded values.
+    for (auto [i, result] : llvm::enumerate(clone.getResults())) {
+      if (i < inits.size()) {
+        result.setType(inits[i].getType());
+        continue;
+      }
+      auto slice = llvm::cast<mlir::RankedTensorType>(yielded[i].getType());
+      llvm::SmallVector<int64_t> shape{repeat.getCount()};
+      shape.append(slice.getShape().begin(), slice.getShape().end());
+      result.setType(mlir::RankedTensorType::get(shape, slice.getElementType()));
+    }
+    for (auto [from, to] : llvm::zip(repeat.getResults(), clone.getResults())) map.map(from, to);
+    if (emitted) emitted->push_back(clone);
+    return mlir::success();
+  }
+
+  mlir::OpBuilder &b;
+  step::ModelOp model;
+  mlir::Value loss;
+};
+
+}  // namespace
+
+mlir::FailureOr<mlir::Value> emitForward(mlir::OpBuilder &builder, step::ModelOp model,
+                                         const ForwardValues &values,
+                                         llvm::SmallVectorImpl<mlir::Operation *> &emitted) {
+  ForwardEmitter emitter(builder, model);
+  mlir::IRMapping map;
+  for (auto [from, to] : values.inputs) map.map(from, to);
+  if (failed(emitter.emitBlock(model.getBody().front(), map, values.params, &emitted)))
+    return mlir::failure();
+  if (!emitter.getLoss()) return model.emitError() << "has no loss to differentiate";
+  return emitter.getLoss();
+}
+
+}  // namespace stepc::train

@@ -1,0 +1,71 @@
+//===- Optimizer.cpp - SGD, Adam and AdamW updates -----------------------===//
+#include <cmath>
+
+#include "compiler/Training/UpdateRules.h"
+#include "llvm/Support/GlobPattern.h"
+
+namespace stepc::train {
+
+llvm::SmallVector<std::string> optimizerSlots(const TrainConfig &c) {
+  if (c.optimizer == "sgd") return c.momentum > 0 ? llvm::SmallVector<std::string>{"momentum"}
+                                                  : llvm::SmallVector<std::string>{};
+  return {"m", "v"};
+}
+
+namespace {
+
+bool decays(const TrainConfig &c, llvm::StringRef name) {
+  for (const std::string &pattern : c.noDecay) {
+    llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(pattern);
+    if (!glob) {
+      llvm::consumeError(glob.takeError());
+      continue;
+    }
+    if (glob->match(name)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void emitOptimizerUpdate(ad::GradBuilder &g, const TrainConfig &c, llvm::ArrayRef<ParamSlot> params,
+                         llvm::ArrayRef<llvm::SmallVector<mlir::Value>> state, mlir::Value lr,
+                         mlir::Value t, llvm::SmallVectorImpl<mlir::Value> &newParams,
+                         llvm::SmallVectorImpl<llvm::SmallVector<mlir::Value>> &newState) {
+  mlir::Type et = ad::elementTypeOf(lr);
+  auto s = [&](double v) { return g.scalar(v, et); };
+  newState.assign(state.size(), {});
+  if (c.optimizer == "sgd") {
+    for (auto [i, p] : llvm::enumerate(params)) {
+      mlir::Value grad = c.weightDecay != 0 ? g.add(p.grad, g.scale(p.value, c.weightDecay)) : p.grad;
+      mlir::Value update = grad;
+      if (c.momentum > 0) {
+        mlir::Value buf = g.add(g.scale(state[0][i], c.momentum), grad);
+        newState[0].push_back(buf);
+        update = c.nesterov ? g.add(grad, g.scale(buf, c.momentum)) : buf;
+      }
+      newParams.push_back(g.sub(p.value, g.mul(lr, update)));
+    }
+    return;
+  }
+  // Bias corrections 1 - beta^(t+1), with beta^n = exp(n ln beta).
+  mlir::Value n = g.add(t, s(1.0));
+  auto correction = [&](double beta) {
+    return g.sub(s(1.0), g.one<step::ExpOp>({g.scale(n, std::log(beta))}));
+  };
+  mlir::Value bc1 = correction(c.beta1), bc2 = correction(c.beta2);
+  for (auto [i, p] : llvm::enumerate(params)) {
+    mlir::Value m = g.add(g.scale(state[0][i], c.beta1), g.scale(p.grad, 1 - c.beta1));
+    mlir::Value v = g.add(g.scale(state[1][i], c.beta2), g.scale(g.mul(p.grad, p.grad), 1 - c.beta2));
+    newState[0].push_back(m);
+    newState[1].push_back(v);
+    mlir::Value denom = g.add(g.one<step::SqrtOp>({g.div(v, bc2)}), s(c.eps));
+    mlir::Value step = g.mul(lr, g.div(g.div(m, bc1), denom));
+    mlir::Value w = p.value;
+    if (c.optimizer == "adamw" && c.weightDecay != 0 && decays(c, p.name))
+      w = g.mul(w, g.sub(s(1.0), g.scale(lr, c.weightDecay)));
+    newParams.push_back(g.sub(w, step));
+  }
+}
+
+}  // namespace stepc::train

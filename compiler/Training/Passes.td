@@ -1,0 +1,40 @@
+//===- Passes.td - training-step passes --------------------*- tablegen -*-===//
+#ifndef STEPC_TRAINING_PASSES_TD
+#define STEPC_TRAINING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def BuildTrainStep : Pass<"step-build-train-step", "mlir::ModuleOp"> {
+  let summary = "Assembles the whole training step of a model as one function";
+  let description = [{
+    From the module's `step.model`, builds
+
+    ```mlir
+    func.func @train_step(%params..., %optimizer_state..., %batch..., %step: tensor<i64>)
+        -> (%new_params..., %new_optimizer_state..., %loss, %grad_norm, %lr[, %sam_loss])
+    ```
+
+    holding, in this one function: the forward pass and the loss; the backward pass (reverse
+    mode, see compiler/Autodiff); gradient accumulation over `micro_batches` as a repeat; SAM's
+    perturbed second pass (ε = ρ·g/‖g‖, or ρ·w²⊙g/‖w⊙g‖ when adaptive, on the same batch or,
+    with next_batch, ε from the first half of the batch and the gradient from the second);
+    clipping (global norm or adaptive per column); the LR schedule from the step counter; and
+    the optimizer update (SGD, Adam, AdamW). Every argument and result carries `step.role`
+    and `step.name` attributes naming what it holds. The model stays in the module as the
+    declaration of parameters, inputs and configuration. Options override the model's config.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", "\"\"",
+           "override the optimizer: sgd, adam or adamw">,
+    Option<"lr", "lr", "double", "0.0", "override the learning rate (0 keeps the model's)">,
+    Option<"samRho", "sam-rho", "double", "-1.0",
+           "override SAM's rho (0 turns SAM off; negative keeps the model's)">,
+    Option<"microBatches", "micro-batches", "int64_t", "0",
+           "override the number of micro-batches (0 keeps the model's)">,
+    Option<"clip", "clip", "std::string", "\"\"",
+           "override gradient clipping: none, global_norm or agc">,
+  ];
+  let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
+}
+
+#endif // STEPC_TRAINING_PASSES_TD

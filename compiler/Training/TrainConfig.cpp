@@ -1,0 +1,154 @@
+//===- TrainConfig.cpp - the training configuration, resolved ------------===//
+#include "compiler/Training/TrainConfig.h"
+
+#include "dialects/step/IR/StepSpecs.h"
+#include "mlir/IR/Builders.h"
+
+namespace stepc::train {
+
+mlir::FailureOr<TrainConfig> resolveTrainConfig(step::ModelOp model,
+                                                const TrainOverrides &overrides) {
+  using step::specBool;
+  using step::specFloat;
+  using step::specInt;
+  using step::specKind;
+  TrainConfig c;
+  if (step::ConfigOp config = model.getConfigOp()) {
+    if (auto opt = config.getOptimizer()) {
+      c.optimizer = specKind(*opt).str();
+      c.lr = specFloat(*opt, "lr");
+      if (c.optimizer == "sgd") {
+        c.momentum = specFloat(*opt, "momentum");
+        c.nesterov = specBool(*opt, "nesterov");
+        c.weightDecay = specFloat(*opt, "weight_decay");
+      } else {
+        c.beta1 = specFloat(*opt, "beta1");
+        c.beta2 = specFloat(*opt, "beta2");
+        c.eps = specFloat(*opt, "eps");
+      }
+      if (c.optimizer == "adamw") {
+        c.weightDecay = specFloat(*opt, "weight_decay");
+        if (auto patterns = llvm::dyn_cast_or_null<mlir::ArrayAttr>(opt->get("no_decay")))
+          for (mlir::Attribute p : patterns)
+            c.noDecay.push_back(llvm::cast<mlir::StringAttr>(p).getValue().str());
+      }
+    }
+    if (auto schedule = config.getSchedule()) {
+      c.schedule = specKind(*schedule).str();
+      if (c.schedule != "constant") {
+        c.warmup = specInt(*schedule, "warmup");
+        c.total = specInt(*schedule, "total");
+      }
+      if (c.schedule == "warmup_cosine") c.minLr = specFloat(*schedule, "min_lr");
+      if (c.schedule == "one_cycle") {
+        c.startLr = specFloat(*schedule, "start_lr");
+        c.finalLr = specFloat(*schedule, "final_lr");
+      }
+    }
+    if (auto clip = config.getClip()) {
+      c.clip = specKind(*clip).str();
+      if (c.clip == "global_norm") c.maxNorm = specFloat(*clip, "max_norm");
+      if (c.clip == "agc") {
+        c.agcLambda = specFloat(*clip, "lambda");
+        c.agcEpsParam = specFloat(*clip, "eps_param");
+        c.agcEpsGrad = specFloat(*clip, "eps_grad");
+      }
+    }
+    if (auto sam = config.getSam(); sam && specKind(*sam) == "sam") {
+      c.samRho = specFloat(*sam, "rho");
+      c.samAdaptive = specBool(*sam, "adaptive");
+      c.samNextBatch = specBool(*sam, "next_batch");
+    }
+    if (auto k = config.getMicroBatches()) c.microBatches = *k;
+  }
+
+  if (overrides.optimizer) {
+    const std::string &name = *overrides.optimizer;
+    if (name != "sgd" && name != "adam" && name != "adamw")
+      return model.emitError() << "--optimizer expects sgd, adam or adamw, found '" << name << "'";
+    if (name == "adamw" && c.optimizer != "adamw" && !overrides.weightDecay) c.weightDecay = 0.01;
+    if (name != "adamw" && c.optimizer == "adamw") c.weightDecay = 0.0;
+    c.optimizer = name;
+  }
+  if (overrides.lr) {
+    if (!(*overrides.lr > 0)) return model.emitError() << "--lr must be positive";
+    c.lr = *overrides.lr;
+  }
+  if (overrides.weightDecay) c.weightDecay = *overrides.weightDecay;
+  if (overrides.samRho) {
+    if (!(*overrides.samRho >= 0)) return model.emitError() << "--sam-rho must be >= 0";
+    c.samRho = *overrides.samRho;
+  }
+  if (overrides.samAdaptive) c.samAdaptive = *overrides.samAdaptive;
+  if (overrides.microBatches) {
+    if (*overrides.microBatches < 1) return model.emitError() << "--micro-batches must be >= 1";
+    c.microBatches = *overrides.microBatches;
+  }
+  if (overrides.clip) {
+    if (*overrides.clip != "none" && *overrides.clip != "global_norm" && *overrides.clip != "agc")
+      return model.emitError() << "--clip expects none, global_norm or agc, found '"
+                               << *overrides.clip << "'";
+    c.clip = *overrides.clip;
+  }
+  if (c.schedule != "constant" && c.total <= c.warmup)
+    return model.emitError() << "the LR schedule needs total > warmup, found total = " << c.total
+                             << ", warmup = " << c.warmup;
+  return c;
+}
+
+void writeTrainConfig(step::ModelOp model, const TrainConfig &c) {
+  mlir::OpBuilder b(model.getContext());
+  step::ConfigOp config = model.getConfigOp();
+  if (!config) {
+    b.setInsertionPointToEnd(&model.getBody().front());
+    config = b.create<step::ConfigOp>(model.getLoc(), mlir::TypeRange{}, mlir::ValueRange{},
+                                      llvm::ArrayRef<mlir::NamedAttribute>{});
+  }
+  auto spec = [&](llvm::StringRef kind, llvm::ArrayRef<mlir::NamedAttribute> entries) {
+    llvm::SmallVector<mlir::NamedAttribute> all{b.getNamedAttr("kind", b.getStringAttr(kind))};
+    all.append(entries.begin(), entries.end());
+    return b.getDictionaryAttr(all);
+  };
+  auto f = [&](llvm::StringRef key, double v) { return b.getNamedAttr(key, b.getF64FloatAttr(v)); };
+  auto i = [&](llvm::StringRef key, int64_t v) {
+    return b.getNamedAttr(key, b.getI64IntegerAttr(v));
+  };
+  llvm::SmallVector<mlir::NamedAttribute> opt{f("lr", c.lr)};
+  if (c.optimizer == "sgd") {
+    opt.append({f("momentum", c.momentum), b.getNamedAttr("nesterov", b.getBoolAttr(c.nesterov)),
+                f("weight_decay", c.weightDecay)});
+  } else {
+    opt.append({f("beta1", c.beta1), f("beta2", c.beta2), f("eps", c.eps)});
+  }
+  if (c.optimizer == "adamw") {
+    opt.push_back(f("weight_decay", c.weightDecay));
+    llvm::SmallVector<mlir::Attribute> patterns;
+    for (const std::string &p : c.noDecay) patterns.push_back(b.getStringAttr(p));
+    opt.push_back(b.getNamedAttr("no_decay", b.getArrayAttr(patterns)));
+  }
+  config.setOptimizerAttr(spec(c.optimizer, opt));
+  if (c.schedule == "warmup_cosine")
+    config.setScheduleAttr(
+        spec(c.schedule, {i("warmup", c.warmup), i("total", c.total), f("min_lr", c.minLr)}));
+  else if (c.schedule == "one_cycle")
+    config.setScheduleAttr(spec(c.schedule, {i("warmup", c.warmup), i("total", c.total),
+                                             f("start_lr", c.startLr), f("final_lr", c.finalLr)}));
+  else
+    config.setScheduleAttr(spec("constant", {}));
+  if (c.clip == "global_norm")
+    config.setClipAttr(spec(c.clip, {f("max_norm", c.maxNorm)}));
+  else if (c.clip == "agc")
+    config.setClipAttr(spec(c.clip, {f("lambda", c.agcLambda), f("eps_param", c.agcEpsParam),
+                                     f("eps_grad", c.agcEpsGrad)}));
+  else
+    config.setClipAttr(spec("none", {}));
+  if (c.samRho > 0)
+    config.setSamAttr(spec("sam", {f("rho", c.samRho),
+                                   b.getNamedAttr("adaptive", b.getBoolAttr(c.samAdaptive)),
+                                   b.getNamedAttr("next_batch", b.getBoolAttr(c.samNextBatch))}));
+  else
+    config.setSamAttr(spec("none", {}));
+  config.setMicroBatchesAttr(b.getI64IntegerAttr(c.microBatches));
+}
+
+}  // namespace stepc::train
