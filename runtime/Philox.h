@@ -19,7 +19,8 @@ std::array<uint32_t, 4> philox4x32(uint64_t key, uint64_t counterHi, uint64_t co
 /// A uniform double in [0, 1) for (key, stream, index): one draw of 53 random bits.
 double uniform01(uint64_t key, uint64_t stream, uint64_t index);
 
-/// A standard normal double for (key, stream, index) (Box–Muller on two uniforms).
+/// A standard normal double for (key, stream, index) (Box–Muller on two uniforms). It uses the
+/// same Philox block as uniform01 with the same arguments: draw both at distinct indices.
 double standardNormal(uint64_t key, uint64_t stream, uint64_t index);
 
 }  // namespace stepc::rt

@@ -53,8 +53,12 @@ void batchedProduct(const Tensor &lhs, bool transposeLhs, const Tensor &rhs, boo
 
 mlir::LogicalResult checkId(mlir::Operation *op, double id, int64_t position, int64_t vocab) {
   if (id >= 0 && id < vocab) return mlir::success();
-  return mlir::emitError(op->getLoc()) << "id " << id << " at position " << position
-                                       << " is out of range for a table of " << vocab << " rows";
+  auto diag = mlir::emitError(op->getLoc()) << "id ";
+  // Ids are integers unless the caller passed a fraction or NaN; print what was given.
+  if (id == static_cast<double>(static_cast<int64_t>(id))) diag << static_cast<int64_t>(id);
+  else diag << id;
+  return diag << " at position " << position << " is out of range for a table of " << vocab
+              << " rows";
 }
 
 // out[p, :] = table[ids[p], :].

@@ -49,6 +49,8 @@ std::optional<UnaryFn> unaryFunction(mlir::Operation *op) {
       })
       .Case<step::SiluOp>([](auto) { return UnaryFn([](double x) { return x * sigmoid(x); }); })
       .Case<step::ErfOp>([](auto) { return UnaryFn([](double x) { return std::erf(x); }); })
+      .Case<step::SinOp>([](auto) { return UnaryFn([](double x) { return std::sin(x); }); })
+      .Case<step::CosOp>([](auto) { return UnaryFn([](double x) { return std::cos(x); }); })
       .Case<step::GeluOp>([](step::GeluOp gelu_) {
         std::string approximate = gelu_.getApproximate().str();
         return UnaryFn([approximate](double x) { return gelu(x, approximate); });

@@ -133,7 +133,7 @@ class Evaluator {
                                              << type;
       out.push_back(Tensor::zeros(ranked));
     }
-    if (llvm::isa<step::StepDialect>(op->getDialect()))
+    if (llvm::isa_and_nonnull<step::StepDialect>(op->getDialect()))
       for (auto family : {runElementwiseOp, runReductionOp, runNormalizationOp,
                           runContractionOp, runConvolutionOp, runShapeOp})
         if (KernelResult handled = family(op, in, out)) {
@@ -215,8 +215,11 @@ class Evaluator {
       int64_t i = repeat.getReverse() ? count - 1 - step : step;
       iteration_[repeat] = i;
       for (size_t a = 0; a < numCarried; ++a) frame[body.getArgument(a)] = carried[a];
-      for (auto [x, arg] : llvm::zip(repeat.getXs(), body.getArguments().drop_front(numCarried)))
-        frame[arg] = sliceLeading(frame.lookup(x), i, arg.getType());
+      for (auto [x, arg] : llvm::zip(repeat.getXs(), body.getArguments().drop_front(numCarried))) {
+        // Slice before inserting: inserting into the frame may move the stacked tensor.
+        Tensor slice = sliceLeading(frame.find(x)->second, i, arg.getType());
+        frame[arg] = std::move(slice);
+      }
       mlir::FailureOr<std::vector<Tensor>> yielded = runBlock(body, frame);
       if (failed(yielded)) {
         iteration_.erase(repeat);

@@ -100,7 +100,8 @@ mlir::LogicalResult constant(step::ConstantOp op, Tensor &out) {
   } else {
     bool boolean = element.isInteger(1);  // i1 true is 1, not the sign-extended -1
     for (const llvm::APInt &v : dense.getValues<llvm::APInt>())
-      out.data[i++] = static_cast<double>(boolean ? v.getZExtValue() : v.getSExtValue());
+      out.data[i++] = boolean ? static_cast<double>(v.getZExtValue())
+                              : static_cast<double>(v.getSExtValue());
   }
   return mlir::success();
 }
