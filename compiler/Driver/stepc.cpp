@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "compiler/Driver/Phases.h"
+#include "compiler/Driver/RunCommand.h"
 #include "compiler/Autodiff/Vjp.h"
 #include "compiler/Model/ModelLoader.h"
 #include "compiler/Training/Passes.h"
@@ -47,6 +48,10 @@ ABSL_FLAG(double, sam_rho, -1.0, "override SAM's rho; 0 turns SAM off (negative:
 ABSL_FLAG(int64_t, micro_batches, 0,
           "override gradient accumulation over this many micro-batches (0: keep)");
 ABSL_FLAG(std::string, clip, "", "override gradient clipping: none, global_norm or agc");
+ABSL_FLAG(int64_t, steps, 10, "`run`: training steps in the interpreter (0: the loss at init)");
+ABSL_FLAG(uint64_t, seed, 0, "`run`: seed of the initialisers and the built-in data");
+ABSL_FLAG(std::string, precision, "f64",
+          "`run`: f64 computes every op in float64; declared rounds each result to its dtype");
 
 namespace {
 
@@ -60,12 +65,16 @@ Usage:
                 [--clip=none|global_norm|agc]
       Compile a model and print the IR at STAGE. Every printed stage parses back in
       (stepc-opt FILE). The training flags override the model's step.config.
+  stepc run MODEL.mlir [--steps=N] [--seed=S] [--precision=f64|declared] [training flags]
+      Train N steps of the model's train step in the reference interpreter (slow, exact) on
+      the built-in data, printing the metrics of each step; --steps=0 prints the initial loss.
 
 Examples:
   stepc check models/byte_lm.mlir
   stepc compile models/byte_lm.mlir --emit=model --dim=depth=64
   stepc compile models/mlp.mlir --emit=model --batch=8 -o /tmp/mlp.model.mlir
   stepc compile models/byte_lm.mlir --emit=train --sam-rho=0.05 --optimizer=adamw
+  stepc run models/tiny/byte_lm.mlir --steps=30
 
 Errors are reported as file:line:col: error: message.
 )";
@@ -188,8 +197,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::string command = positional[1];
-  if (command != "check" && command != "compile")
-    return fail("unknown command '" + command + "'; expected 'check' or 'compile' (see --help)");
+  if (command != "check" && command != "compile" && command != "run")
+    return fail("unknown command '" + command +
+                "'; expected 'check', 'compile' or 'run' (see --help)");
   if (positional.size() != 3)
     return fail("'" + command + "' expects exactly one model file, found " +
                 std::to_string(positional.size() - 2));
@@ -221,6 +231,19 @@ int main(int argc, char **argv) {
   if (command == "check") {
     printSummary(model, llvm::outs());
     return 0;
+  }
+  if (command == "run") {
+    stepc::RunOptions run;
+    run.steps = absl::GetFlag(FLAGS_steps);
+    run.seed = absl::GetFlag(FLAGS_seed);
+    std::string precision = absl::GetFlag(FLAGS_precision);
+    if (precision != "f64" && precision != "declared")
+      return fail("--precision expects f64 or declared, found '" + precision + "'");
+    if (run.steps < 0) return fail("--steps must be >= 0");
+    run.precision = precision == "f64" ? stepc::interp::Precision::F64
+                                       : stepc::interp::Precision::Declared;
+    if (failed(runPhase(stepc::Phase::Train, *module))) return 1;
+    return stepc::runInInterpreter(*module, run, llvm::outs());
   }
   std::string dumpDir = absl::GetFlag(FLAGS_dump_phases_to);
   for (const stepc::PhaseInfo &info : stepc::allPhases()) {

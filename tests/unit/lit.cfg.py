@@ -8,4 +8,5 @@ config.name = "stepc-unit"
 repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 config.test_source_root = os.path.join(repo, "bazel-bin", "tests", "unit")
 config.test_exec_root = config.test_source_root
-config.test_format = lit.formats.GoogleTest(".", "_test")
+# Unit tests live in tests/unit and in one subfolder per area.
+config.test_format = lit.formats.GoogleTest(".;gradients;training", "_test")
