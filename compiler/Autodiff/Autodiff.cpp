@@ -76,6 +76,7 @@ class Differentiator {
 
   mlir::LogicalResult differentiate(Operation *op) {
     if (auto repeat = llvm::dyn_cast<step::RepeatOp>(op)) return differentiateRepeat(repeat);
+    if (auto custom = llvm::dyn_cast<step::CustomGradOp>(op)) return differentiateCustom(custom);
     auto vjp = llvm::dyn_cast<step::DifferentiableOpInterface>(op);
     if (!vjp)
       return op->emitError() << "cannot differentiate through '" << op->getName()
@@ -90,6 +91,23 @@ class Differentiator {
   }
 
   mlir::LogicalResult differentiateRepeat(step::RepeatOp forward);
+
+  // The user's backward region, inlined with the inputs and the result adjoints.
+  mlir::LogicalResult differentiateCustom(step::CustomGradOp op) {
+    mlir::Block &backward = op.getBackward().front();
+    mlir::IRMapping map;
+    for (auto [arg, input] : llvm::zip(backward.getArguments(), op.getInputs()))
+      map.map(arg, input);
+    for (auto [k, result] : llvm::enumerate(op.getResults())) {
+      Value adj = adjoint.lookup(result);
+      map.map(backward.getArgument(op.getInputs().size() + k),
+              adj ? adj : GradBuilder(b, op.getLoc()).zerosLike(result.getType()));
+    }
+    for (Operation &inner : backward.without_terminator()) b.clone(inner, map);
+    for (auto [input, grad] : llvm::zip(op.getInputs(), backward.getTerminator()->getOperands()))
+      if (isActive(input)) accumulate(input, map.lookupOrDefault(grad));
+    return mlir::success();
+  }
 
   mlir::OpBuilder &b;
   llvm::DenseSet<Value> active;

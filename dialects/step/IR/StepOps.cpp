@@ -677,6 +677,88 @@ mlir::LogicalResult RepeatOp::verifyRegions() {
 }
 
 //===----------------------------------------------------------------------===//
+// step.custom_grad
+//===----------------------------------------------------------------------===//
+
+mlir::ParseResult CustomGradOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
+  llvm::SmallVector<mlir::OpAsmParser::Argument> args;
+  llvm::SmallVector<mlir::OpAsmParser::UnresolvedOperand> inputs;
+  llvm::SmallVector<mlir::Type> inputTypes;
+  llvm::SMLoc loc = parser.getCurrentLocation();
+  if (parseBindingList(parser, args, inputs, inputTypes) ||
+      parser.resolveOperands(inputs, inputTypes, loc, result.operands) ||
+      parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return mlir::failure();
+  mlir::Region *forward = result.addRegion();
+  {
+    ParseScope scope;
+    for (const auto &arg : args) ParseScope::bind(arg.ssaName.name.drop_front(), 0, arg.type);
+    if (parser.parseRegion(*forward, args)) return mlir::failure();
+  }
+  if (forward->empty() || forward->front().empty() ||
+      !llvm::isa<YieldOp>(forward->front().back()))
+    return parser.emitError(loc) << "the forward region must end with step.yield";
+  llvm::SmallVector<mlir::Type> resultTypes(forward->front().back().getOperandTypes());
+  result.addTypes(resultTypes);
+  bindResults(parser, resultTypes);
+
+  // backward (%inputs..., %result_adjoints...) { ... step.yield %input_adjoints... }
+  llvm::SmallVector<mlir::OpAsmParser::Argument> backArgs;
+  llvm::SMLoc backLoc = parser.getCurrentLocation();
+  if (parser.parseKeyword("backward") ||
+      parser.parseArgumentList(backArgs, mlir::AsmParser::Delimiter::Paren))
+    return mlir::failure();
+  if (backArgs.size() != inputTypes.size() + resultTypes.size())
+    return parser.emitError(backLoc) << "backward takes the " << inputTypes.size()
+                                     << " inputs and the " << resultTypes.size()
+                                     << " result adjoints, found " << backArgs.size()
+                                     << " arguments";
+  llvm::SmallVector<mlir::Type> backTypes(inputTypes);
+  backTypes.append(resultTypes);
+  mlir::Region *backward = result.addRegion();
+  ParseScope scope;
+  for (auto [arg, type] : llvm::zip(backArgs, backTypes)) {
+    arg.type = type;
+    ParseScope::bind(arg.ssaName.name.drop_front(), 0, type);
+  }
+  return parser.parseRegion(*backward, backArgs);
+}
+
+void CustomGradOp::print(mlir::OpAsmPrinter &printer) {
+  printer << ' ';
+  printBindingList(printer, getForward().getArguments(), getInputs(), !isInsideModel(*this));
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs());
+  printer << ' ';
+  printer.printRegion(getForward(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/true);
+  printer << " backward (";
+  llvm::interleaveComma(getBackward().getArguments(), printer,
+                        [&](mlir::BlockArgument arg) { printer << arg; });
+  printer << ") ";
+  printer.printRegion(getBackward(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/true);
+}
+
+mlir::LogicalResult CustomGradOp::verifyRegions() {
+  mlir::Block &fwd = getForward().front(), &bwd = getBackward().front();
+  if (fwd.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError() << "forward arguments must match the inputs";
+  auto fwdYield = llvm::dyn_cast<YieldOp>(fwd.getTerminator());
+  if (!fwdYield || fwdYield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "the forward region must yield the results (" << getResultTypes()
+                         << ")";
+  llvm::SmallVector<mlir::Type> backTypes(getInputs().getTypes());
+  backTypes.append(getResultTypes().begin(), getResultTypes().end());
+  if (bwd.getArgumentTypes() != mlir::TypeRange(backTypes))
+    return emitOpError() << "backward takes the inputs and the result adjoints ("
+                         << mlir::TypeRange(backTypes) << ")";
+  auto bwdYield = llvm::dyn_cast<YieldOp>(bwd.getTerminator());
+  if (!bwdYield || bwdYield.getValues().getTypes() != getInputs().getTypes())
+    return (bwdYield ? bwdYield.emitOpError() : emitOpError())
+           << "the backward region must yield one adjoint per input ("
+           << getInputs().getTypes() << ")";
+  return mlir::success();
+}
+
+//===----------------------------------------------------------------------===//
 // step.func, step.return, step.call
 //===----------------------------------------------------------------------===//
 

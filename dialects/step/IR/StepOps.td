@@ -187,7 +187,37 @@ def Step_RepeatOp : Step_Op<"repeat", [SingleBlockImplicitTerminator<"YieldOp">,
   }];
 }
 
-def Step_YieldOp : Step_Op<"yield", [Pure, Terminator, HasParent<"RepeatOp">]> {
+def Step_CustomGradOp : Step_Op<"custom_grad", [IsolatedFromAbove, RecursiveMemoryEffects]> {
+  let summary = "a computation whose gradient is given explicitly";
+  let description = [{
+    The custom-gradient hook. The first region computes the results from the inputs; autodiff
+    does not look inside it but applies the second region, which receives the inputs and the
+    adjoints of the results and yields the adjoints of the inputs. Reversible layers use it to
+    recompute their inputs instead of storing them; straight-through estimators and gradient
+    scaling are one-liners.
+
+    ```mlir
+    // Gradient clipping at the value: forward identity, backward clipped to [-1, 1].
+    %y = step.custom_grad (%a = %x) {
+      step.yield %a
+    } backward (%a2, %dy) {
+      %lo = step.constant {value = dense<-1.0> : tensor<f32>}
+      %hi = step.constant {value = dense<1.0> : tensor<f32>}
+      %c = step.max %dy, %lo
+      %d = step.min %c, %hi
+      step.yield %d
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Step_Tensor>:$inputs);
+  let results = (outs Variadic<Step_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$forward, SizedRegion<1>:$backward);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Step_YieldOp : Step_Op<"yield", [Pure, Terminator,
+                                     ParentOneOf<["RepeatOp", "CustomGradOp"]>]> {
   let summary = "yields the loop-carried (and stacked) values of a repeat body";
   let description = [{
     Ends a `step.repeat` body; its first operands become the next iteration's carried values,
