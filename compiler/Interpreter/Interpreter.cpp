@@ -113,6 +113,10 @@ class Evaluator {
             })
             .Default([&](mlir::Operation *) { return runTensorOp(op, frame); });
     if (failed(results)) return mlir::failure();
+    if (results->size() != op->getNumResults())
+      return mlir::emitError(op->getLoc()) << "'" << op->getName() << "' has "
+                                           << op->getNumResults() << " results but produced "
+                                           << results->size() << " values";
     for (auto [value, tensor] : llvm::zip(op->getResults(), *results)) {
       if (failed(checkType(op, tensor, value.getType(), "a result"))) return mlir::failure();
       if (options_.precision == Precision::Declared) roundToElementType(tensor);
@@ -149,7 +153,14 @@ class Evaluator {
     if (!callee)
       return mlir::emitError(call->getLoc()) << "the callee of '" << call->getName()
                                              << "' is not found";
-    return runCallable(callee, *body, operandsOf(call, frame));
+    // Unbounded recursion would overflow the native stack; report it instead.
+    if (callDepth_ >= kMaxCallDepth)
+      return mlir::emitError(call->getLoc()) << "calls nest deeper than " << kMaxCallDepth;
+    ++callDepth_;
+    mlir::FailureOr<std::vector<Tensor>> results =
+        runCallable(callee, *body, operandsOf(call, frame));
+    --callDepth_;
+    return results;
   }
 
   // A parameter inside repeats is stored stacked [count1, ..., countN, ...]: the running
@@ -247,6 +258,8 @@ class Evaluator {
   const ParamMap *params_;
   const InputMap *inputs_;
   llvm::DenseMap<mlir::Operation *, int64_t> iteration_;  // running repeat -> its iteration
+  static constexpr int kMaxCallDepth = 256;
+  int callDepth_ = 0;
 };
 
 }  // namespace

@@ -128,6 +128,17 @@ TEST_F(Structure, UnknownOpIsAnErrorAtItsLocation) {
   EXPECT_NE(errors_.find(":3:12): the interpreter"), std::string::npos) << errors_;  // line 3
 }
 
+TEST_F(Structure, UnboundedRecursionIsAnErrorNotAStackOverflow) {
+  std::optional<std::vector<Tensor>> out = tryRun(R"(
+    func.func @f(%x: tensor<f32>) -> tensor<f32> {
+      %0 = func.call @f(%x) : (tensor<f32>) -> tensor<f32>
+      return %0 : tensor<f32>
+    })",
+                                                  {tensor("tensor<f32>", {1})});
+  EXPECT_FALSE(out.has_value());
+  EXPECT_NE(errors_.find("calls nest deeper than"), std::string::npos) << errors_;
+}
+
 TEST_F(Structure, ArgumentOfTheWrongTypeIsAnError) {
   const char *source = R"(
     func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
