@@ -1,7 +1,7 @@
 //===- Interpreter.cpp - the evaluator of `step` programs ----------------===//
 //
 // Walks a function or model body op by op, holding every SSA value as a Tensor. Structure ops
-// (repeat, step/func calls, params and inputs of a model) are handled here; tensor ops go to
+// (repeat, custom_grad, step/func calls, params and inputs of a model) are handled here; tensor ops go to
 // the kernel families in Kernels.h. With Precision::Declared every float result is rounded to
 // its element type right after the op that produced it.
 //
@@ -101,6 +101,10 @@ class Evaluator {
             .Case<step::ParamOp>([&](step::ParamOp param) { return runParam(param); })
             .Case<step::InputOp>([&](step::InputOp input) { return runInput(input); })
             .Case<step::RepeatOp>([&](step::RepeatOp repeat) { return runRepeat(repeat, frame); })
+            .Case<step::CustomGradOp>([&](step::CustomGradOp custom) {
+              // The forward region is the value; the backward region is for autodiff only.
+              return runCallable(custom, custom.getForward(), operandsOf(custom, frame));
+            })
             .Case<step::CallOp>([&](step::CallOp call) {
               auto callee =
                   mlir::SymbolTable::lookupNearestSymbolFrom<step::FuncOp>(call, call.getCalleeAttr());

@@ -85,6 +85,29 @@ TEST_F(Structure, RepeatUsesValuesFromOutsideItsBody) {
   expectValues(out[0], {1, 3, 0, 1});  // [[1, 1], [0, 1]]^3
 }
 
+TEST_F(Structure, CustomGradRunsItsForwardRegion) {
+  // Forward: sign(x) * 3; the backward region (never run by the interpreter) would double.
+  std::vector<Tensor> out = run(R"(
+    func.func @f(%x: tensor<4xf64>) -> tensor<4xf64> {
+      %y = step.custom_grad (%a = %x : tensor<4xf64>) {
+        %zero = step.constant {value = dense<0.0> : tensor<f64>}
+        %three = step.constant {value = dense<3.0> : tensor<4xf64>}
+        %pos = step.compare %a, %zero {predicate = "gt"} : tensor<4xf64>, tensor<f64>
+        %neg = step.neg %three : tensor<4xf64>
+        %s = step.select %pos, %three, %neg : tensor<4xi1>, tensor<4xf64>, tensor<4xf64>
+        step.yield %s : tensor<4xf64>
+      } backward (%a2, %dy) {
+        %two = step.constant {value = dense<2.0> : tensor<f64>}
+        %d = step.mul %dy, %two : tensor<4xf64>, tensor<f64>
+        step.yield %d : tensor<4xf64>
+      }
+      return %y : tensor<4xf64>
+    })",
+                                {tensor("tensor<4xf64>", {-2, 0.5, 0, 7})});
+  ASSERT_EQ(out.size(), 1u);
+  expectValues(out[0], {-3, 3, -3, 3});
+}
+
 TEST_F(Structure, DeclaredPrecisionRoundsEveryFloatResult) {
   auto oneThird = [&](const std::string &type, Precision precision) {
     std::string source = "func.func @f() -> tensor<" + type + "> {\n" +
