@@ -229,7 +229,8 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   b.create<step::YieldOp>(loc, yieldValues);
   if (gi.failed() || g.failed()) return mlir::failure();
 
-  // Hand the results to the enclosing sweep.
+  // Hand the results to the enclosing sweep, which continues after the backward repeat.
+  b.setInsertionPointAfter(backward);
   for (auto [k, i] : llvm::enumerate(carriedF))
     if (isActive(forward.getInits()[i])) accumulate(forward.getInits()[i], backward.getResult(k));
   for (auto [l, c] : llvm::enumerate(captures))
@@ -237,7 +238,6 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   for (auto [k, j] : llvm::enumerate(xsF))
     if (isActive(forward.getXs()[j]))
       accumulate(forward.getXs()[j], backward.getResult(carriedF.size() + captures.size() + k));
-  b.setInsertionPointAfter(backward);
   return mlir::success();
 }
 

@@ -635,7 +635,7 @@ step.model @repeat_zero_count {
 // Tests that step.yield belongs in a repeat body.
 step.model @yield_outside_repeat {
   %w = step.param "w" [] f32 = zeros
-  // expected-error @+1 {{'step.yield' op expects parent op 'step.repeat'}}
+  // expected-error @+1 {{'step.yield' op expects parent op to be one of 'step.repeat, step.custom_grad'}}
   step.yield %w
   step.loss %w
 }

@@ -1210,3 +1210,12 @@ func.func @param_in_repeat_outside_model(%x: tensor<2x4xf32>) {
   }
   return
 }
+
+// -----
+
+// Tests that conv1d_grad_input needs groups to divide the output channels.
+func.func @conv1d_grad_input_uneven_groups(%g: tensor<1x4x3xf32>, %w: tensor<2x1x3xf32>) {
+  // expected-error @+1 {{groups = 2 must divide Cout = 3}}
+  %0 = step.conv1d_grad_input %g, %w {groups = 2} : tensor<1x4x3xf32>, tensor<2x1x3xf32>
+  return
+}

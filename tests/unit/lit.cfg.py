@@ -8,5 +8,11 @@ config.name = "stepc-unit"
 repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 config.test_source_root = os.path.join(repo, "bazel-bin", "tests", "unit")
 config.test_exec_root = config.test_source_root
-# Unit tests live in tests/unit and in one subfolder per area.
-config.test_format = lit.formats.GoogleTest(".;gradients;training", "_test")
+# lit descends into the subfolders (one per area) by itself.
+config.test_format = lit.formats.GoogleTest(".", "_test")
+
+# Bazel's runfiles trees and object folders hold second copies of the test binaries: skip them.
+config.excludes = []
+for root, dirs, _ in os.walk(config.test_source_root):
+    config.excludes += [d for d in dirs if d.endswith(".runfiles") or d == "_objs"]
+    dirs[:] = [d for d in dirs if not d.endswith(".runfiles") and d != "_objs"]

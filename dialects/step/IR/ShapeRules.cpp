@@ -414,6 +414,8 @@ STEP_INFER(Conv1dGradInputOp) {
   if (w->getDimSize(2) != g->getDimSize(2))
     return r.fail("the weight has ", w->getDimSize(2), " output channels, the gradient ",
                   g->getDimSize(2));
+  if (g->getDimSize(2) % adaptor.getGroups())
+    return r.fail("groups = ", adaptor.getGroups(), " must divide Cout = ", g->getDimSize(2));
   int64_t k = w->getDimSize(0);
   int64_t seq = adaptor.getPadding() == "causal" ? g->getDimSize(1) : g->getDimSize(1) + k - 1;
   out.push_back(RankedTensorType::get(

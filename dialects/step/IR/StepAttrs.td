@@ -9,6 +9,12 @@
 
 include "mlir/IR/CommonAttrConstraints.td"
 
+// A signed 64-bit integer attribute read back as int64_t (MLIR's I64Attr returns uint64_t,
+// which turns axis = -1 into 2^64 - 1 in arithmetic).
+def Step_I64Attr : TypedSignlessIntegerAttrBase<I64, "int64_t", "64-bit signless integer attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+
 def Step_AxesAttr : TypedArrayAttrBase<I64Attr, "list of axes, e.g. [1, 2]">;
 def Step_ShapeAttr : TypedArrayAttrBase<I64Attr, "list of dimension sizes, e.g. [16, 256]">;
 // A string attribute restricted to a fixed set of words; the error lists them.

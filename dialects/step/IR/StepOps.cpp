@@ -659,7 +659,7 @@ mlir::LogicalResult RepeatOp::verifyRegions() {
   }
   auto stackedOf = [&](mlir::Type slice) {
     auto t = llvm::cast<mlir::RankedTensorType>(slice);
-    llvm::SmallVector<int64_t> shape{getCount()};
+    llvm::SmallVector<int64_t> shape{static_cast<int64_t>(getCount())};
     shape.append(t.getShape().begin(), t.getShape().end());
     return mlir::RankedTensorType::get(shape, t.getElementType());
   };

@@ -136,7 +136,7 @@ def Step_ConfigOp : Step_Op<"config", [HasParent<"ModelOp">]> {
                        OptionalAttr<Step_SpecAttr>:$schedule,
                        OptionalAttr<Step_SpecAttr>:$clip,
                        OptionalAttr<Step_SpecAttr>:$sam,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$micro_batches,
+                       OptionalAttr<ConfinedAttr<Step_I64Attr, [IntPositive]>>:$micro_batches,
                        OptionalAttr<TypeAttr>:$precision);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -172,7 +172,7 @@ def Step_RepeatOp : Step_Op<"repeat", [SingleBlockImplicitTerminator<"YieldOp">,
     }
     ```
   }];
-  let arguments = (ins StrAttr:$name, ConfinedAttr<I64Attr, [IntPositive]>:$count,
+  let arguments = (ins StrAttr:$name, ConfinedAttr<Step_I64Attr, [IntPositive]>:$count,
                        Variadic<Step_Tensor>:$inits, Variadic<Step_Tensor>:$xs,
                        UnitAttr:$reverse);
   let results = (outs Variadic<Step_Tensor>:$results);
@@ -485,7 +485,7 @@ def Step_Conv1dOp : Step_TensorOp<"conv1d"> {
   }];
   let arguments = (ins Step_FloatTensor:$input, Step_FloatTensor:$weight,
                        DefaultValuedAttr<Step_PaddingAttr, "\"causal\"">:$padding,
-                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
+                       DefaultValuedAttr<ConfinedAttr<Step_I64Attr, [IntPositive]>, "1">:$groups);
   let results = (outs Step_FloatTensor:$result);
 }
 
@@ -504,7 +504,7 @@ def Step_EmbeddingGradOp : Step_TensorOp<"embedding_grad"> {
     ```
   }];
   let arguments = (ins Step_FloatTensor:$grad, Step_IndexTensor:$ids,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$vocab);
+                       ConfinedAttr<Step_I64Attr, [IntPositive]>:$vocab);
   let results = (outs Step_FloatTensor:$result);
 }
 
@@ -520,7 +520,7 @@ def Step_Conv1dGradInputOp : Step_TensorOp<"conv1d_grad_input"> {
   }];
   let arguments = (ins Step_FloatTensor:$grad, Step_FloatTensor:$weight,
                        DefaultValuedAttr<Step_PaddingAttr, "\"causal\"">:$padding,
-                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
+                       DefaultValuedAttr<ConfinedAttr<Step_I64Attr, [IntPositive]>, "1">:$groups);
   let results = (outs Step_FloatTensor:$result);
 }
 
@@ -535,9 +535,9 @@ def Step_Conv1dGradWeightOp : Step_TensorOp<"conv1d_grad_weight"> {
     ```
   }];
   let arguments = (ins Step_FloatTensor:$input, Step_FloatTensor:$grad,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$kernel,
+                       ConfinedAttr<Step_I64Attr, [IntPositive]>:$kernel,
                        DefaultValuedAttr<Step_PaddingAttr, "\"causal\"">:$padding,
-                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
+                       DefaultValuedAttr<ConfinedAttr<Step_I64Attr, [IntPositive]>, "1">:$groups);
   let results = (outs Step_FloatTensor:$result);
 }
 
@@ -554,7 +554,7 @@ def Step_CumsumOp : Step_TensorOp<"cumsum"> {
     %c = step.cumsum %x {axis = 1}
     ```
   }];
-  let arguments = (ins Step_NumericTensor:$input, I64Attr:$axis, UnitAttr:$reverse);
+  let arguments = (ins Step_NumericTensor:$input, Step_I64Attr:$axis, UnitAttr:$reverse);
   let results = (outs Step_NumericTensor:$result);
 }
 
@@ -567,7 +567,7 @@ def Step_SoftmaxOp : Step_TensorOp<"softmax"> {
     %p = step.softmax %scores {axis = -1}
     ```
   }];
-  let arguments = (ins Step_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let arguments = (ins Step_FloatTensor:$input, DefaultValuedAttr<Step_I64Attr, "-1">:$axis);
   let results = (outs Step_FloatTensor:$result);
 }
 
@@ -580,7 +580,7 @@ def Step_LogSoftmaxOp : Step_TensorOp<"log_softmax"> {
     %lp = step.log_softmax %logits {axis = -1}
     ```
   }];
-  let arguments = (ins Step_FloatTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let arguments = (ins Step_FloatTensor:$input, DefaultValuedAttr<Step_I64Attr, "-1">:$axis);
   let results = (outs Step_FloatTensor:$result);
 }
 
@@ -696,8 +696,8 @@ def Step_SplitOp : Step_TensorOp<"split"> {
     %a, %b, %c = step.split %x {axis = -1, parts = 3}
     ```
   }];
-  let arguments = (ins Step_Tensor:$input, I64Attr:$axis,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$parts);
+  let arguments = (ins Step_Tensor:$input, Step_I64Attr:$axis,
+                       ConfinedAttr<Step_I64Attr, [IntPositive]>:$parts);
   let results = (outs Variadic<Step_Tensor>:$results);
 }
 
@@ -710,7 +710,7 @@ def Step_ConcatOp : Step_TensorOp<"concat"> {
     %y = step.concat %a, %b {axis = 0}
     ```
   }];
-  let arguments = (ins Variadic<Step_Tensor>:$inputs, I64Attr:$axis);
+  let arguments = (ins Variadic<Step_Tensor>:$inputs, Step_I64Attr:$axis);
   let results = (outs Step_Tensor:$result);
 }
 
@@ -770,8 +770,8 @@ def Step_IotaOp : Step_TensorOp<"iota"> {
     ```
   }];
   let arguments = (ins Optional<Step_Tensor>:$like, OptionalAttr<Step_ShapeAttr>:$shape,
-                       DefaultValuedAttr<I64Attr, "0">:$axis,
-                       TypeAttrOf<Step_Element>:$dtype, DefaultValuedAttr<I64Attr, "0">:$offset);
+                       DefaultValuedAttr<Step_I64Attr, "0">:$axis,
+                       TypeAttrOf<Step_Element>:$dtype, DefaultValuedAttr<Step_I64Attr, "0">:$offset);
   let results = (outs Step_Tensor:$result);
 }
 
@@ -786,7 +786,7 @@ def Step_DropoutOp : Step_TensorOp<"dropout"> {
     %y = step.dropout %x {rate = 0.1, seed = 7}
     ```
   }];
-  let arguments = (ins Step_FloatTensor:$input, F64Attr:$rate, I64Attr:$seed);
+  let arguments = (ins Step_FloatTensor:$input, F64Attr:$rate, Step_I64Attr:$seed);
   let results = (outs Step_FloatTensor:$result);
   let hasVerifier = 1;
 }
