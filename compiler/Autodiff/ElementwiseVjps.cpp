@@ -149,7 +149,9 @@ LogicalResult vjpPow(step::PowOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &
 LogicalResult vjpDropout(step::DropoutOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &gx) {
   // The mask is a pure function of (seed, index): applying the same dropout to the adjoint
   // multiplies it by exactly the forward mask and scale.
-  gx[0] = g.one<step::DropoutOp>({gy[0]}, {g.attr("rate", op.getRateAttr()),
+  llvm::SmallVector<Value> operands{gy[0]};
+  if (op.getStep()) operands.push_back(op.getStep());
+  gx[0] = g.one<step::DropoutOp>(operands, {g.attr("rate", op.getRateAttr()),
                                             g.attr("seed", op.getSeedAttr())});
   return success();
 }

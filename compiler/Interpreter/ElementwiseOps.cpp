@@ -153,14 +153,16 @@ mlir::LogicalResult runCast(step::CastOp op, const Tensor &in, Tensor &out) {
   return mlir::success();
 }
 
-// Element i is kept when uniform01(seed, 0, i) >= rate; the stream is the step counter, 0
-// here (the interpreter runs one step).
-void runDropout(step::DropoutOp op, const Tensor &in, Tensor &out) {
+// Element i is kept when uniform01(seed, step, i) >= rate; the stream is the step counter
+// operand (0 without one).
+void runDropout(step::DropoutOp op, Operands in, Tensor &out) {
   double rate = op.getRate().convertToDouble();
   uint64_t seed = op.getSeed();
+  uint64_t stream = in.size() > 1 ? static_cast<uint64_t>(in[1]->data.at(0)) : 0;
   double scale = 1.0 / (1.0 - rate);
-  for (int64_t i = 0; i < in.numElements(); ++i)
-    out.data[i] = rt::uniform01(seed, 0, i) >= rate ? in.data[i] * scale : 0.0;
+  const Tensor &x = *in[0];
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    out.data[i] = rt::uniform01(seed, stream, i) >= rate ? x.data[i] * scale : 0.0;
 }
 
 }  // namespace
@@ -179,7 +181,7 @@ KernelResult runElementwiseOp(mlir::Operation *op, Operands in, Results out) {
       })
       .Case<step::CastOp>([&](auto cast) { return runCast(cast, *in[0], out[0]); })
       .Case<step::DropoutOp>([&](auto dropout) {
-        runDropout(dropout, *in[0], out[0]);
+        runDropout(dropout, in, out[0]);
         return mlir::success();
       })
       .Default([](mlir::Operation *) { return std::nullopt; });

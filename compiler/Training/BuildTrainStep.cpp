@@ -40,6 +40,7 @@ class TrainStepBuilder {
       llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs);
   mlir::FailureOr<llvm::SmallVector<Value>> samPerturbation(llvm::ArrayRef<Value> params,
                                                             llvm::ArrayRef<Value> grads);
+  Value stepCounter;
 
   step::ModelOp model;
   const TrainConfig &config;
@@ -54,6 +55,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::si
   ForwardValues values;
   for (auto [op, v] : llvm::zip(paramOps, params)) values.params[op] = v;
   for (auto [slot, v] : llvm::zip(inputSlots, inputs)) values.inputs[slot.modelValue] = v;
+  values.step = stepCounter;
   llvm::SmallVector<mlir::Operation *> forward;
   mlir::FailureOr<Value> loss = emitForward(b, model, values, forward);
   if (failed(loss)) return mlir::failure();
@@ -174,7 +176,7 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
     state.emplace_back(args.slice(numParams * (s + 1), numParams));
   size_t inputStart = numParams * (slots.size() + 1);
   llvm::SmallVector<Value> inputs(args.slice(inputStart, inputSlots.size()));
-  Value stepCounter = args.back();
+  stepCounter = args.back();
 
   // Halves of the batch when SAM takes its second gradient on the next micro-batch.
   ad::GradBuilder g(b, loc);

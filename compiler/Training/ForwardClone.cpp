@@ -8,7 +8,8 @@ namespace {
 
 class ForwardEmitter {
  public:
-  ForwardEmitter(mlir::OpBuilder &b, step::ModelOp model) : b(b), model(model) {}
+  ForwardEmitter(mlir::OpBuilder &b, step::ModelOp model, mlir::Value step)
+      : b(b), model(model), step(step) {}
 
   // Clones `block`'s ops (but its terminator); `params` gives each parameter declaration under
   // it the value holding it at this nesting level.
@@ -28,6 +29,8 @@ class ForwardEmitter {
         if (failed(emitRepeat(repeat, map, params, emitted))) return mlir::failure();
       } else {
         mlir::Operation *clone = b.clone(op, map);
+        if (auto dropout = llvm::dyn_cast<step::DropoutOp>(clone); dropout && step && !dropout.getStep())
+          dropout.getStepMutable().assign(step);
         // Operands may have new shapes (a micro-batch): re-infer the result types.
         if (auto infer = llvm::dyn_cast<mlir::InferTypeOpInterface>(clone)) {
           llvm::SmallVector<mlir::Type> types;
@@ -116,6 +119,7 @@ class ForwardEmitter {
 
   mlir::OpBuilder &b;
   step::ModelOp model;
+  mlir::Value step;
   mlir::Value loss;
 };
 
@@ -124,7 +128,7 @@ class ForwardEmitter {
 mlir::FailureOr<mlir::Value> emitForward(mlir::OpBuilder &builder, step::ModelOp model,
                                          const ForwardValues &values,
                                          llvm::SmallVectorImpl<mlir::Operation *> &emitted) {
-  ForwardEmitter emitter(builder, model);
+  ForwardEmitter emitter(builder, model, values.step);
   mlir::IRMapping map;
   for (auto [from, to] : values.inputs) map.map(from, to);
   if (failed(emitter.emitBlock(model.getBody().front(), map, values.params, &emitted)))

@@ -20,6 +20,8 @@ struct ForwardValues {
   llvm::DenseMap<mlir::Operation *, mlir::Value> params;
   /// The value of every step.input result.
   llvm::DenseMap<mlir::Value, mlir::Value> inputs;
+  /// The step counter (tensor<i64>), given to dropout so each step draws a new mask; may be null.
+  mlir::Value step;
 };
 
 /// Emits the forward graph of `model`; returns the loss and appends the emitted top-level ops

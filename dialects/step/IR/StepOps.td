@@ -780,13 +780,16 @@ def Step_DropoutOp : Step_TensorOp<"dropout"> {
   let description = [{
     Zeroes each element with probability `rate` and scales the rest by 1/(1−rate). The mask
     is a Philox function of (`seed`, the step counter, the element index), so CPU and GPU draw
-    the same mask. Identity when not training.
+    the same mask and every step draws a new one. A model writes only the input; the train step
+    passes its step counter (an i64 scalar) as the second operand. Without it the counter is 0.
 
     ```mlir
     %y = step.dropout %x {rate = 0.1, seed = 7}
+    %y = step.dropout %x, %step {rate = 0.1, seed = 7}    // in @train_step
     ```
   }];
-  let arguments = (ins Step_FloatTensor:$input, F64Attr:$rate, Step_I64Attr:$seed);
+  let arguments = (ins Step_FloatTensor:$input, Optional<0DTensorOf<[I64]>>:$step, F64Attr:$rate,
+                       Step_I64Attr:$seed);
   let results = (outs Step_FloatTensor:$result);
   let hasVerifier = 1;
 }
