@@ -18,6 +18,12 @@ class Differentiator {
  public:
   explicit Differentiator(mlir::OpBuilder &builder) : b(builder) {}
 
+  /// The replacement of a value whose op was rewritten (following chains), or the value.
+  Value current(Value v) const {
+    for (auto it = replaced.find(v); it != replaced.end(); it = replaced.find(v)) v = it->second;
+    return v;
+  }
+
   mlir::FailureOr<llvm::SmallVector<Value>> run(llvm::ArrayRef<Operation *> forward,
                                                 llvm::ArrayRef<std::pair<Value, Value>> seeds,
                                                 llvm::ArrayRef<Value> wrt) {
@@ -64,6 +70,7 @@ class Differentiator {
     }
     for (Value v : varied)
       if (useful.contains(v) && isFloatTensor(v.getType())) active.insert(v);
+    this->varied = std::move(varied);
   }
 
   bool isActive(Value v) const { return active.contains(v); }
@@ -110,8 +117,9 @@ class Differentiator {
   }
 
   mlir::OpBuilder &b;
-  llvm::DenseSet<Value> active;
+  llvm::DenseSet<Value> varied, active;
   llvm::DenseMap<Value, Value> adjoint;
+  llvm::DenseMap<Value, Value> replaced;  // results of rewritten repeats -> their replacements
 };
 
 llvm::SmallVector<unsigned> floatIndices(mlir::ValueRange values) {
@@ -126,6 +134,41 @@ mlir::RankedTensorType stackedType(int64_t count, mlir::Type slice) {
   llvm::SmallVector<int64_t> shape{count};
   shape.append(t.getShape().begin(), t.getShape().end());
   return mlir::RankedTensorType::get(shape, t.getElementType());
+}
+
+// The carried slots of `repeat` whose values can depend on a varied value: those whose init is
+// varied, or whose next value depends (through the body, to a fixed point) on a varied init,
+// `over` slice or captured value. Only these need adjoints in the backward repeat.
+llvm::SmallVector<bool> variedCarriedSlots(step::RepeatOp repeat,
+                                           const llvm::DenseSet<Value> &outerVaried) {
+  mlir::Block &body = repeat.getBody().front();
+  size_t numCarried = repeat.getInits().size();
+  llvm::DenseSet<Value> varied;
+  for (auto [i, x] : llvm::enumerate(repeat.getXs()))
+    if (outerVaried.contains(x)) varied.insert(body.getArgument(numCarried + i));
+  llvm::SmallVector<bool> slots(numCarried, false);
+  for (auto [i, init] : llvm::enumerate(repeat.getInits())) slots[i] = outerVaried.contains(init);
+  auto yielded = body.getTerminator()->getOperands();
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    llvm::DenseSet<Value> inside(varied);
+    for (size_t i = 0; i < numCarried; ++i)
+      if (slots[i]) inside.insert(body.getArgument(i));
+    body.walk([&](Operation *op) {
+      bool in = llvm::any_of(op->getOperands(), [&](Value v) {
+        return inside.contains(v) || outerVaried.contains(v);
+      });
+      if (in)
+        for (Value r : op->getResults()) inside.insert(r);
+    });
+    for (size_t i = 0; i < numCarried; ++i)
+      if (!slots[i] && (inside.contains(yielded[i]) || outerVaried.contains(yielded[i]))) {
+        slots[i] = true;
+        changed = true;
+      }
+  }
+  return slots;
 }
 
 mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original) {
@@ -152,6 +195,15 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   for (size_t i = 0; i < numCarried; ++i) yielded.push_back(body.getArgument(i));
   yield->setOperands(yielded);
   original->replaceAllUsesWith(forward->getResults().take_front(original->getNumResults()));
+  // Adjoints may be forward values (a custom gradient can yield one): point them at the new op.
+  for (auto [from, to] : llvm::zip(original->getResults(), forward->getResults())) {
+    replaced[from] = to;
+    for (auto &entry : adjoint)
+      if (entry.second == from) entry.second = to;
+    for (Value &adj : resultAdjoints)
+      if (adj == from) adj = to;
+  }
+  llvm::SmallVector<bool> variedSlots = variedCarriedSlots(forward, varied);
   original->erase();
   auto saved = forward->getResults().drop_front(numCarried + numStacked);
 
@@ -162,8 +214,13 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   llvm::SmallVector<Value> captures;
   for (Value v : capturedSet)
     if (isActive(v)) captures.push_back(v);
-  llvm::SmallVector<unsigned> carriedF = floatIndices(forward.getInits());
-  llvm::SmallVector<unsigned> xsF = floatIndices(forward.getXs());
+  // Only carried slots that can depend on what we differentiate, and active `over` inputs, get
+  // adjoints: data-only paths through the layer are not differentiated.
+  llvm::SmallVector<unsigned> carriedF, xsF;
+  for (unsigned i : floatIndices(forward.getInits()))
+    if (variedSlots[i]) carriedF.push_back(i);
+  for (unsigned j : floatIndices(forward.getXs()))
+    if (isActive(forward.getXs()[j])) xsF.push_back(j);
   llvm::SmallVector<unsigned> stackedF = floatIndices(forward.getResults().slice(numCarried, numStacked));
 
   b.restoreInsertionPoint(backwardPoint);
@@ -245,8 +302,12 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
 
 mlir::FailureOr<llvm::SmallVector<Value>> emitGradients(
     mlir::OpBuilder &builder, llvm::ArrayRef<Operation *> forward,
-    llvm::ArrayRef<std::pair<Value, Value>> seeds, llvm::ArrayRef<Value> wrt) {
-  return Differentiator(builder).run(forward, seeds, wrt);
+    llvm::ArrayRef<std::pair<Value, Value>> seeds, llvm::ArrayRef<Value> wrt,
+    llvm::MutableArrayRef<Value> tracked) {
+  Differentiator differentiator(builder);
+  auto grads = differentiator.run(forward, seeds, wrt);
+  for (Value &v : tracked) v = differentiator.current(v);
+  return grads;
 }
 
 void eraseDeadStepOps(mlir::Region &region) {

@@ -24,9 +24,12 @@ namespace stepc::ad {
 /// `forward` (ops in program order in one block, followed by the builder's insertion point).
 /// Returns one gradient per `wrt` value, zeros where it influences no seed. Fails with a
 /// located error when a needed gradient passes through an op without a gradient rule.
+/// Differentiating a repeat replaces it (to save its per-layer inputs): values the caller still
+/// needs afterwards (e.g. the loss) go in `tracked`, which is updated to the replacements.
 mlir::FailureOr<llvm::SmallVector<mlir::Value>> emitGradients(
     mlir::OpBuilder &builder, llvm::ArrayRef<mlir::Operation *> forward,
-    llvm::ArrayRef<std::pair<mlir::Value, mlir::Value>> seeds, llvm::ArrayRef<mlir::Value> wrt);
+    llvm::ArrayRef<std::pair<mlir::Value, mlir::Value>> seeds, llvm::ArrayRef<mlir::Value> wrt,
+    llvm::MutableArrayRef<mlir::Value> tracked = {});
 
 /// Erases step ops whose results are unused, innermost first (prunes unneeded gradient code).
 void eraseDeadStepOps(mlir::Region &region);

@@ -29,7 +29,7 @@ LogicalResult vjpNeg(step::NegOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &
 LogicalResult vjpAbs(step::AbsOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &gx) {
   if (!isFloatTensor(op.getInput().getType())) return success();
   Value x = op.getInput();
-  // Subgradient +1 at 0, as PyTorch uses sign(0) = 0 only for abs' second derivative.
+  // Subgradient +1 at 0 (PyTorch and JAX use 0 there; any value in [-1, 1] is a subgradient).
   Value nonneg = g.compare(x, g.scalar(0.0, elementTypeOf(x)), "ge");
   gx[0] = g.select(nonneg, gy[0], g.neg(gy[0]));
   return success();
@@ -140,6 +140,12 @@ LogicalResult vjpGelu(step::GeluOp op, GradBuilder &g, ArrayRef<Value> gy, Grads
 LogicalResult vjpPow(step::PowOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &gx) {
   double p = op.getExponent().convertToDouble();
   Value x = op.getInput();
+  // x^0 is constant and x^1 the identity: no 0 * x^-1 (NaN at 0) in their gradients.
+  if (p == 0.0) return success();
+  if (p == 1.0) {
+    gx[0] = gy[0];
+    return success();
+  }
   Value d = p == 2.0 ? g.scale(x, 2.0)
                      : g.scale(g.one<step::PowOp>({x}, {g.f64Attr("exponent", p - 1.0)}), p);
   gx[0] = g.mul(gy[0], d);
@@ -266,8 +272,15 @@ LogicalResult vjpReduceMax(step::ReduceMaxOp op, GradBuilder &g, ArrayRef<Value>
   Value x = op.getInput();
   Value maxB = expandReduced(g, op.getResult(), x, op.getAxes(), op.getKeepdim());
   Value gB = expandReduced(g, gy[0], x, op.getAxes(), op.getKeepdim());
-  // Every element equal to the maximum receives the adjoint (ties are measure-zero).
-  gx[0] = g.select(g.compare(x, maxB, "eq"), gB, g.zerosLike(x.getType()));
+  // The adjoint is split equally among the elements equal to the maximum (as JAX does), so
+  // ties (common with zero-initialised layers) do not multiply it.
+  Value hit = g.one<step::CastOp>({g.compare(x, maxB, "eq")},
+                                  {g.attr("to", mlir::TypeAttr::get(elementTypeOf(x)))});
+  llvm::SmallVector<int64_t> axes;
+  for (int64_t axis : step::toI64Vector(op.getAxes()))
+    axes.push_back(*step::normalizeAxis(axis, rankOf(x)));
+  Value ties = g.broadcastTo(g.sum(hit, axes, /*keepdim=*/true), shapeOf(x));
+  gx[0] = g.div(g.mul(hit, gB), ties);
   return success();
 }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include <cstdio>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,8 @@ ABSL_FLAG(int64_t, batch, 0, "override the leading (batch) dimension of every in
 ABSL_FLAG(std::vector<std::string>, dim, {},
           "override named dims declared in the model's dims(...), e.g. --dim=depth=64,F=512");
 ABSL_FLAG(std::string, optimizer, "", "override the model's optimizer: sgd, adam or adamw");
-ABSL_FLAG(double, lr, 0.0, "override the peak learning rate (0: keep the model's)");
-ABSL_FLAG(double, sam_rho, -1.0, "override SAM's rho; 0 turns SAM off (negative: keep)");
+ABSL_FLAG(double, lr, 0.0, "override the peak learning rate");
+ABSL_FLAG(double, sam_rho, 0.0, "override SAM's rho; 0 turns SAM off");
 ABSL_FLAG(int64_t, micro_batches, 0,
           "override gradient accumulation over this many micro-batches (0: keep)");
 ABSL_FLAG(std::string, clip, "", "override gradient clipping: none, global_norm or agc");
@@ -120,6 +121,9 @@ void printSummary(stepc::step::ModelOp model, llvm::raw_ostream &os) {
      << model.getLossOp().getLoss().getType() << "\n";
 }
 
+// Flags written on the command line (names normalised to underscores).
+std::set<std::string> specifiedFlags;
+
 // Abseil flag names are C identifiers; users write --dump-phases-to. Map dashes in a flag's
 // name (not its value) to underscores before parsing.
 std::vector<std::string> normalizeFlagNames(int argc, char **argv) {
@@ -131,9 +135,12 @@ std::vector<std::string> normalizeFlagNames(int argc, char **argv) {
     size_t end = std::min(arg.find('='), arg.size());
     for (size_t j = 2; j < end; ++j)
       if (arg[j] == '-') arg[j] = '_';
+    specifiedFlags.insert(arg.substr(2, end - 2));
   }
   return args;
 }
+
+bool isSpecified(const std::string &flag) { return specifiedFlags.count(flag) > 0; }
 
 // Advances `module` from the previous stage to `phase`.
 mlir::LogicalResult runPhase(stepc::Phase phase, mlir::ModuleOp module) {
@@ -144,8 +151,9 @@ mlir::LogicalResult runPhase(stepc::Phase phase, mlir::ModuleOp module) {
     case stepc::Phase::Train: {
       stepc::train::BuildTrainStepOptions options;
       options.optimizer = absl::GetFlag(FLAGS_optimizer);
-      options.lr = absl::GetFlag(FLAGS_lr);
-      options.samRho = absl::GetFlag(FLAGS_sam_rho);
+      // Only flags given on the command line override the model (NaN means unset).
+      if (isSpecified("lr")) options.lr = absl::GetFlag(FLAGS_lr);
+      if (isSpecified("sam_rho")) options.samRho = absl::GetFlag(FLAGS_sam_rho);
       options.microBatches = absl::GetFlag(FLAGS_micro_batches);
       options.clip = absl::GetFlag(FLAGS_clip);
       pm.addPass(stepc::train::createBuildTrainStep(options));
@@ -222,6 +230,8 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   stepc::ad::registerVjpModels(registry);
   mlir::MLIRContext context(registry);
+  // Errors point at the user's file; a dump of the failing op would bury them.
+  context.printOpOnDiagnostic(false);
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   mlir::OwningOpRef<mlir::ModuleOp> module = stepc::loadModel(sourceMgr, context, overrides);
   if (!module) return 1;

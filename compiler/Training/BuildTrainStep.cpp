@@ -10,6 +10,8 @@
 #include "compiler/Training/Passes.h"
 #include "compiler/Training/UpdateRules.h"
 
+#include <cmath>
+
 namespace stepc::train {
 
 #define GEN_PASS_DEF_BUILDTRAINSTEP
@@ -60,9 +62,11 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::si
   mlir::FailureOr<Value> loss = emitForward(b, model, values, forward);
   if (failed(loss)) return mlir::failure();
   ad::GradBuilder g(b, loc);
-  auto grads = ad::emitGradients(b, forward, {{*loss, g.splat(1.0, loss->getType())}}, params);
-  if (failed(grads)) return mlir::failure();
-  return std::make_pair(*loss, *grads);
+  Value tracked[] = {*loss};
+  auto grads =
+      ad::emitGradients(b, forward, {{*loss, g.splat(1.0, loss->getType())}}, params, tracked);
+  if (failed(grads) || g.failed()) return mlir::failure();
+  return std::make_pair(tracked[0], *grads);
 }
 
 mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lossAndGrads(
@@ -105,6 +109,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     next.push_back(gi.add(body->getArgument(i + 1), grad));
   b.create<step::YieldOp>(loc, next);
   b.setInsertionPointAfter(repeat);
+  if (g.failed() || gi.failed()) return mlir::failure();
   double inv = 1.0 / static_cast<double>(k);
   llvm::SmallVector<Value> grads;
   for (size_t i = 0; i < params.size(); ++i) grads.push_back(g.scale(repeat.getResult(i + 1), inv));
@@ -121,15 +126,19 @@ mlir::FailureOr<llvm::SmallVector<Value>> TrainStepBuilder::samPerturbation(
     directions.push_back(config.samAdaptive ? g.mul(g.mul(p, p), grad) : grad);
     scaled.push_back(config.samAdaptive ? g.mul(p, grad) : grad);
   }
-  Value norm = emitGlobalNorm(g, scaled);
+  Value norm = emitGlobalNorm(g, scaled, et);
   Value factor = g.div(g.scalar(config.samRho, et), g.add(norm, g.scalar(1e-12, et)));
   llvm::SmallVector<Value> perturbed;
-  for (auto [p, d] : llvm::zip(params, directions)) perturbed.push_back(g.add(p, g.mul(d, factor)));
+  for (auto [p, d] : llvm::zip(params, directions))
+    perturbed.push_back(g.add(p, g.mul(d, castTo(g, factor, ad::elementTypeOf(p)))));
+  if (g.failed()) return mlir::failure();
   return perturbed;
 }
 
 mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
   model.getBody().walk([&](step::ParamOp p) { paramOps.push_back(p); });
+  if (paramOps.empty())
+    return model.emitError() << "the model has no parameters to train (declare them with step.param)";
   for (mlir::Operation &op : model.getBody().front())
     if (auto input = llvm::dyn_cast<step::InputOp>(op))
       for (auto [i, r] : llvm::enumerate(input.getResults()))
@@ -221,7 +230,7 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
     slotsInfo.push_back({p.getDeclName(), v, grad,
                          static_cast<int>(p.getStoredType().getRank() -
                                           p.getDeclaredType().getRank())});
-  Value gradNorm = emitGlobalNorm(g, grads);
+  Value gradNorm = emitGlobalNorm(g, grads, f32);
   llvm::SmallVector<Value> clipped = emitClipping(g, config, slotsInfo, gradNorm);
   for (auto [info, c] : llvm::zip(slotsInfo, clipped)) info.grad = c;
   Value lr = emitLearningRate(g, config, t);
@@ -264,11 +273,12 @@ struct BuildTrainStepPass : impl::BuildTrainStepBase<BuildTrainStepPass> {
       module.emitError() << "the module already has a @train_step";
       return signalPassFailure();
     }
+    // Unset options hold NaN / 0 / "": anything else given reaches the validation.
     TrainOverrides overrides;
     if (!optimizer.empty()) overrides.optimizer = optimizer;
-    if (lr > 0) overrides.lr = lr;
-    if (samRho >= 0) overrides.samRho = samRho;
-    if (microBatches > 0) overrides.microBatches = microBatches;
+    if (!std::isnan(lr)) overrides.lr = lr;
+    if (!std::isnan(samRho)) overrides.samRho = samRho;
+    if (microBatches != 0) overrides.microBatches = microBatches;
     if (!clip.empty()) overrides.clip = clip;
     mlir::FailureOr<TrainConfig> config = resolveTrainConfig(models[0], overrides);
     if (failed(config)) return signalPassFailure();

@@ -3,12 +3,15 @@
 
 namespace stepc::train {
 
-mlir::Value emitGlobalNorm(ad::GradBuilder &g, llvm::ArrayRef<mlir::Value> grads) {
-  mlir::Value total;
-  for (mlir::Value grad : grads) {
-    mlir::Value sq = g.sumOfSquares(grad);
-    total = total ? g.add(total, sq) : sq;
-  }
+mlir::Value castTo(ad::GradBuilder &g, mlir::Value v, mlir::Type type) {
+  if (ad::elementTypeOf(v) == type) return v;
+  return g.one<step::CastOp>({v}, {g.attr("to", mlir::TypeAttr::get(type))});
+}
+
+mlir::Value emitGlobalNorm(ad::GradBuilder &g, llvm::ArrayRef<mlir::Value> values,
+                           mlir::Type type) {
+  mlir::Value total = g.scalar(0.0, type);
+  for (mlir::Value v : values) total = g.add(total, castTo(g, g.sumOfSquares(v), type));
   return g.one<step::SqrtOp>({total});
 }
 
@@ -29,14 +32,17 @@ llvm::SmallVector<mlir::Value> emitClipping(ad::GradBuilder &g, const TrainConfi
     for (const ParamSlot &p : params) out.push_back(p.grad);
     return out;
   }
-  mlir::Type et = ad::elementTypeOf(norm);
+  mlir::Type normType = ad::elementTypeOf(norm);
   if (c.clip == "global_norm") {
-    mlir::Value coef = g.div(g.scalar(c.maxNorm, et), g.add(norm, g.scalar(1e-6, et)));
-    coef = g.one<step::MinOp>({coef, g.scalar(1.0, et)});
-    for (const ParamSlot &p : params) out.push_back(g.mul(p.grad, coef));
+    mlir::Value coef =
+        g.div(g.scalar(c.maxNorm, normType), g.add(norm, g.scalar(1e-6, normType)));
+    coef = g.one<step::MinOp>({coef, g.scalar(1.0, normType)});
+    for (const ParamSlot &p : params)
+      out.push_back(g.mul(p.grad, castTo(g, coef, ad::elementTypeOf(p.grad))));
     return out;
   }
   for (const ParamSlot &p : params) {
+    mlir::Type et = ad::elementTypeOf(p.grad);
     int64_t rank = ad::rankOf(p.value);
     int64_t declaredRank = rank - p.stackedDims;
     llvm::SmallVector<int64_t> axes;

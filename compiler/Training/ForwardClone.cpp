@@ -27,9 +27,12 @@ class ForwardEmitter {
         if (failed(emitCall(call, map, emitted))) return mlir::failure();
       } else if (auto repeat = llvm::dyn_cast<step::RepeatOp>(op)) {
         if (failed(emitRepeat(repeat, map, params, emitted))) return mlir::failure();
+      } else if (auto custom = llvm::dyn_cast<step::CustomGradOp>(op)) {
+        if (failed(emitCustomGrad(custom, map, emitted))) return mlir::failure();
       } else {
         mlir::Operation *clone = b.clone(op, map);
-        if (auto dropout = llvm::dyn_cast<step::DropoutOp>(clone); dropout && step && !dropout.getStep())
+        if (auto dropout = llvm::dyn_cast<step::DropoutOp>(clone);
+            dropout && step && !dropout.getStep() && !inIsolatedRegion())
           dropout.getStepMutable().assign(step);
         // Operands may have new shapes (a micro-batch): re-infer the result types.
         if (auto infer = llvm::dyn_cast<mlir::InferTypeOpInterface>(clone)) {
@@ -49,6 +52,14 @@ class ForwardEmitter {
 
   mlir::Value getLoss() const { return loss; }
 
+  // Whether the insertion point is inside an isolated region (a custom gradient), where the
+  // step counter of the enclosing function cannot be used.
+  bool inIsolatedRegion() const {
+    for (mlir::Operation *op = b.getInsertionBlock()->getParentOp(); op; op = op->getParentOp())
+      if (llvm::isa<step::CustomGradOp>(op)) return true;
+    return false;
+  }
+
  private:
   mlir::LogicalResult emitCall(step::CallOp call, mlir::IRMapping &map,
                                llvm::SmallVectorImpl<mlir::Operation *> *emitted) {
@@ -61,6 +72,43 @@ class ForwardEmitter {
     auto ret = llvm::cast<step::ReturnOp>(callee.getBody().front().getTerminator());
     for (auto [result, value] : llvm::zip(call.getResults(), ret.getValues()))
       map.map(result, inner.lookupOrDefault(value));
+    return mlir::success();
+  }
+
+  // Both regions are emitted like any block (calls inlined, types re-inferred for the actual
+  // operand shapes); the result types follow the forward region's yield.
+  mlir::LogicalResult emitCustomGrad(step::CustomGradOp custom, mlir::IRMapping &map,
+                                     llvm::SmallVectorImpl<mlir::Operation *> *emitted) {
+    llvm::SmallVector<mlir::Value> inputs;
+    for (mlir::Value v : custom.getInputs()) inputs.push_back(map.lookupOrDefault(v));
+    auto clone = b.create<step::CustomGradOp>(custom.getLoc(), custom.getResultTypes(), inputs);
+    mlir::Block *forward = b.createBlock(&clone.getForward());
+    mlir::IRMapping inner;
+    for (auto [arg, input] : llvm::zip(custom.getForward().getArguments(), inputs))
+      inner.map(arg, forward->addArgument(input.getType(), arg.getLoc()));
+    if (failed(emitBlock(custom.getForward().front(), inner, {}, nullptr))) return mlir::failure();
+    llvm::SmallVector<mlir::Value> results;
+    for (mlir::Value v : custom.getForward().front().getTerminator()->getOperands())
+      results.push_back(inner.lookupOrDefault(v));
+    b.create<step::YieldOp>(custom.getLoc(), results);
+    for (auto [result, value] : llvm::zip(clone.getResults(), results))
+      result.setType(value.getType());
+    mlir::Block *backward = b.createBlock(&clone.getBackward());
+    mlir::IRMapping back;
+    auto backArgs = custom.getBackward().getArguments();
+    for (auto [i, arg] : llvm::enumerate(backArgs)) {
+      mlir::Type type = i < inputs.size() ? inputs[i].getType()
+                                          : results[i - inputs.size()].getType();
+      back.map(arg, backward->addArgument(type, arg.getLoc()));
+    }
+    if (failed(emitBlock(custom.getBackward().front(), back, {}, nullptr))) return mlir::failure();
+    llvm::SmallVector<mlir::Value> grads;
+    for (mlir::Value v : custom.getBackward().front().getTerminator()->getOperands())
+      grads.push_back(back.lookupOrDefault(v));
+    b.create<step::YieldOp>(custom.getLoc(), grads);
+    b.setInsertionPointAfter(clone);
+    for (auto [from, to] : llvm::zip(custom.getResults(), clone.getResults())) map.map(from, to);
+    if (emitted) emitted->push_back(clone);
     return mlir::success();
   }
 

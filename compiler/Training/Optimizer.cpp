@@ -29,14 +29,15 @@ bool decays(const TrainConfig &c, llvm::StringRef name) {
 }  // namespace
 
 void emitOptimizerUpdate(ad::GradBuilder &g, const TrainConfig &c, llvm::ArrayRef<ParamSlot> params,
-                         llvm::ArrayRef<llvm::SmallVector<mlir::Value>> state, mlir::Value lr,
+                         llvm::ArrayRef<llvm::SmallVector<mlir::Value>> state, mlir::Value lr_,
                          mlir::Value t, llvm::SmallVectorImpl<mlir::Value> &newParams,
                          llvm::SmallVectorImpl<llvm::SmallVector<mlir::Value>> &newState) {
-  mlir::Type et = ad::elementTypeOf(lr);
-  auto s = [&](double v) { return g.scalar(v, et); };
+  // The step size and bias corrections are f32 scalars; each update runs in its parameter's dtype.
+  mlir::Type f32 = ad::elementTypeOf(lr_);
   newState.assign(state.size(), {});
   if (c.optimizer == "sgd") {
     for (auto [i, p] : llvm::enumerate(params)) {
+      mlir::Value lr = castTo(g, lr_, ad::elementTypeOf(p.value));
       mlir::Value grad = c.weightDecay != 0 ? g.add(p.grad, g.scale(p.value, c.weightDecay)) : p.grad;
       mlir::Value update = grad;
       if (c.momentum > 0) {
@@ -49,12 +50,16 @@ void emitOptimizerUpdate(ad::GradBuilder &g, const TrainConfig &c, llvm::ArrayRe
     return;
   }
   // Bias corrections 1 - beta^(t+1), with beta^n = exp(n ln beta).
-  mlir::Value n = g.add(t, s(1.0));
+  auto s32 = [&](double v) { return g.scalar(v, f32); };
+  mlir::Value n = g.add(t, s32(1.0));
   auto correction = [&](double beta) {
-    return g.sub(s(1.0), g.one<step::ExpOp>({g.scale(n, std::log(beta))}));
+    return g.sub(s32(1.0), g.one<step::ExpOp>({g.scale(n, std::log(beta))}));
   };
-  mlir::Value bc1 = correction(c.beta1), bc2 = correction(c.beta2);
+  mlir::Value bc1_ = correction(c.beta1), bc2_ = correction(c.beta2);
   for (auto [i, p] : llvm::enumerate(params)) {
+    mlir::Type et = ad::elementTypeOf(p.value);
+    auto s = [&](double v) { return g.scalar(v, et); };
+    mlir::Value lr = castTo(g, lr_, et), bc1 = castTo(g, bc1_, et), bc2 = castTo(g, bc2_, et);
     mlir::Value m = g.add(g.scale(state[0][i], c.beta1), g.scale(p.grad, 1 - c.beta1));
     mlir::Value v = g.add(g.scale(state[1][i], c.beta2), g.scale(g.mul(p.grad, p.grad), 1 - c.beta2));
     newState[0].push_back(m);

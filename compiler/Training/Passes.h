@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <limits>
+
 namespace stepc::train {
 
 #define GEN_PASS_DECL

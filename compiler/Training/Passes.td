@@ -22,13 +22,17 @@ def BuildTrainStep : Pass<"step-build-train-step", "mlir::ModuleOp"> {
     the optimizer update (SGD, Adam, AdamW). Every argument and result carries `step.role`
     and `step.name` attributes naming what it holds. The model stays in the module as the
     declaration of parameters, inputs and configuration. Options override the model's config.
+    Micro-batches average the per-micro-batch losses and gradients, so the loss should be a
+    mean over the batch (cross_entropy's default); parameters of any float dtype get their
+    updates in their own dtype, with norms, the learning rate and schedules in f32.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", "\"\"",
            "override the optimizer: sgd, adam or adamw">,
-    Option<"lr", "lr", "double", "0.0", "override the learning rate (0 keeps the model's)">,
-    Option<"samRho", "sam-rho", "double", "-1.0",
-           "override SAM's rho (0 turns SAM off; negative keeps the model's)">,
+    Option<"lr", "lr", "double", "std::numeric_limits<double>::quiet_NaN()",
+           "override the learning rate (unset keeps the model's)">,
+    Option<"samRho", "sam-rho", "double", "std::numeric_limits<double>::quiet_NaN()",
+           "override SAM's rho; 0 turns SAM off (unset keeps the model's)">,
     Option<"microBatches", "micro-batches", "int64_t", "0",
            "override the number of micro-batches (0 keeps the model's)">,
     Option<"clip", "clip", "std::string", "\"\"",

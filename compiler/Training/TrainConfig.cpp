@@ -4,6 +4,8 @@
 #include "dialects/step/IR/StepSpecs.h"
 #include "mlir/IR/Builders.h"
 
+#include <algorithm>
+
 namespace stepc::train {
 
 mlir::FailureOr<TrainConfig> resolveTrainConfig(step::ModelOp model,
@@ -56,6 +58,8 @@ mlir::FailureOr<TrainConfig> resolveTrainConfig(step::ModelOp model,
     }
     if (auto sam = config.getSam(); sam && specKind(*sam) == "sam") {
       c.samRho = specFloat(*sam, "rho");
+      if (!(c.samRho >= 0))
+        return config.emitError() << "SAM's rho must be >= 0, found " << c.samRho;
       c.samAdaptive = specBool(*sam, "adaptive");
       c.samNextBatch = specBool(*sam, "next_batch");
     }
@@ -66,20 +70,17 @@ mlir::FailureOr<TrainConfig> resolveTrainConfig(step::ModelOp model,
     const std::string &name = *overrides.optimizer;
     if (name != "sgd" && name != "adam" && name != "adamw")
       return model.emitError() << "--optimizer expects sgd, adam or adamw, found '" << name << "'";
-    if (name == "adamw" && c.optimizer != "adamw" && !overrides.weightDecay) c.weightDecay = 0.01;
-    if (name != "adamw" && c.optimizer == "adamw") c.weightDecay = 0.0;
+    if (name == "adamw" && c.weightDecay == 0) c.weightDecay = 0.01;
     c.optimizer = name;
   }
   if (overrides.lr) {
     if (!(*overrides.lr > 0)) return model.emitError() << "--lr must be positive";
     c.lr = *overrides.lr;
   }
-  if (overrides.weightDecay) c.weightDecay = *overrides.weightDecay;
   if (overrides.samRho) {
     if (!(*overrides.samRho >= 0)) return model.emitError() << "--sam-rho must be >= 0";
     c.samRho = *overrides.samRho;
   }
-  if (overrides.samAdaptive) c.samAdaptive = *overrides.samAdaptive;
   if (overrides.microBatches) {
     if (*overrides.microBatches < 1) return model.emitError() << "--micro-batches must be >= 1";
     c.microBatches = *overrides.microBatches;
@@ -93,6 +94,25 @@ mlir::FailureOr<TrainConfig> resolveTrainConfig(step::ModelOp model,
   if (c.schedule != "constant" && c.total <= c.warmup)
     return model.emitError() << "the LR schedule needs total > warmup, found total = " << c.total
                              << ", warmup = " << c.warmup;
+  // Ranges: values outside them silently diverge or switch features off.
+  mlir::Operation *at = model.getConfigOp() ? model.getConfigOp().getOperation() : model;
+  auto bad = [&](llvm::StringRef what, double value) {
+    return at->emitError() << what << ", found " << value;
+  };
+  if (!(c.lr > 0)) return bad("the learning rate must be positive", c.lr);
+  if (!(c.beta1 >= 0 && c.beta1 < 1)) return bad("beta1 must be in [0, 1)", c.beta1);
+  if (!(c.beta2 >= 0 && c.beta2 < 1)) return bad("beta2 must be in [0, 1)", c.beta2);
+  if (!(c.eps > 0)) return bad("eps must be positive", c.eps);
+  if (!(c.momentum >= 0 && c.momentum < 1)) return bad("momentum must be in [0, 1)", c.momentum);
+  if (!(c.weightDecay >= 0)) return bad("weight_decay must be >= 0", c.weightDecay);
+  if (!(c.maxNorm > 0)) return bad("max_norm must be positive", c.maxNorm);
+  if (!(c.agcLambda > 0)) return bad("AGC's lambda must be positive", c.agcLambda);
+  if (!(c.agcEpsParam >= 0 && c.agcEpsGrad > 0))
+    return bad("AGC's eps_param must be >= 0 and eps_grad positive", c.agcEpsGrad);
+  if (!(c.samRho >= 0)) return bad("SAM's rho must be >= 0", c.samRho);
+  if (c.warmup < 0) return bad("warmup must be >= 0", static_cast<double>(c.warmup));
+  if (!(c.minLr >= 0 && c.startLr >= 0 && c.finalLr >= 0))
+    return bad("schedule learning rates must be >= 0", std::min({c.minLr, c.startLr, c.finalLr}));
   return c;
 }
 

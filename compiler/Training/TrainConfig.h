@@ -38,15 +38,15 @@ struct TrainConfig {
 struct TrainOverrides {
   std::optional<std::string> optimizer;
   std::optional<double> lr;
-  std::optional<double> weightDecay;
   std::optional<double> samRho;
-  std::optional<bool> samAdaptive;
   std::optional<int64_t> microBatches;
   std::optional<std::string> clip;
 };
 
 /// Reads `model`'s config (defaults when it has none) and applies `overrides`. Reports invalid
-/// combinations (e.g. an unknown optimizer name) as errors at the model.
+/// values (a non-positive lr, beta outside [0, 1), an unknown optimizer name, ...) as errors at
+/// the config (or the model). Switching the optimizer keeps the learning rate; weight decay
+/// carries over between sgd and adamw and defaults to 0.01 for adamw when the model had none.
 mlir::FailureOr<TrainConfig> resolveTrainConfig(step::ModelOp model, const TrainOverrides &overrides);
 
 /// Writes `config` back into the model's step.config, so the `train` stage records what it was

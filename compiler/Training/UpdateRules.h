@@ -37,8 +37,12 @@ struct ParamSlot {
 /// The learning rate at step `stepF32` (rank-0 f32).
 mlir::Value emitLearningRate(ad::GradBuilder &g, const TrainConfig &config, mlir::Value stepF32);
 
-/// sqrt of the sum of squares of every gradient element (rank-0).
-mlir::Value emitGlobalNorm(ad::GradBuilder &g, llvm::ArrayRef<mlir::Value> grads);
+/// sqrt of the sum of squares of every element of `values` (rank-0 of `type`); zero when empty.
+mlir::Value emitGlobalNorm(ad::GradBuilder &g, llvm::ArrayRef<mlir::Value> values,
+                           mlir::Type type);
+
+/// `v` converted to element type `type` (itself when it already has it).
+mlir::Value castTo(ad::GradBuilder &g, mlir::Value v, mlir::Type type);
 
 /// The clipped gradients (config.clip), given their global norm.
 llvm::SmallVector<mlir::Value> emitClipping(ad::GradBuilder &g, const TrainConfig &config,

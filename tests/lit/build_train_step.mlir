@@ -109,3 +109,51 @@ step.model @schedule_and_agc {
     clip = agc(lambda = 0.01)
   }
 }
+
+// -----
+
+// Tests that the loss may be a repeat's carried result (the repeat is rewritten while it is
+// differentiated, and the loss metric follows the rewrite).
+// CHECK-LABEL: step.model @loss_from_repeat
+// CHECK: %[[ACC:.+]]:2 = step.repeat "r" 2
+// CHECK: return {{.*}}%[[ACC]]#0,
+// NOSAM-LABEL: step.model @loss_from_repeat
+// MICRO-LABEL: step.model @loss_from_repeat
+step.model @loss_from_repeat {
+  %w = step.param "w" [3] f32 = ones
+  %zero = step.constant {value = dense<0.0> : tensor<f32>}
+  %acc = step.repeat "r" 2 (%a = %zero) {
+    %s = step.sum %w {axes = [0]}
+    %n = step.add %a, %s
+    step.yield %n
+  }
+  step.loss %acc
+  step.config { optimizer = sgd(lr = 0.1) }
+}
+
+// -----
+
+// Tests that bf16 parameters are updated in bf16 (norms, lr and schedule stay f32) and that a
+// custom gradient is re-shaped for micro-batches.
+// CHECK-LABEL: step.model @bf16_custom
+// CHECK: func.func @train_step(%arg0: tensor<3x2xbf16>
+// CHECK: step.cast %{{.+}} {to = bf16} : tensor<f32> -> tensor<bf16>
+// CHECK: %[[DECAYED:.+]] = step.mul %arg0, %{{.+}} : tensor<3x2xbf16>, tensor<bf16> -> tensor<3x2xbf16>
+// CHECK: step.sub %[[DECAYED]], %{{.+}} : tensor<3x2xbf16>, tensor<3x2xbf16> -> tensor<3x2xbf16>
+// NOSAM-LABEL: step.model @bf16_custom
+// MICRO-LABEL: step.model @bf16_custom
+// MICRO: step.custom_grad (%{{.+}} = %{{.+}} : tensor<2x2xbf16>)
+step.model @bf16_custom {
+  %x, %y = step.input "data" [4, 3] bf16 = classification(classes = 2)
+  %w = step.param "w" [3, 2] bf16 = normal(std = 0.1)
+  %logits = step.matmul %x, %w
+  %clipped = step.custom_grad (%a = %logits) {
+    step.yield %a
+  } backward (%a2, %dy) {
+    step.yield %dy
+  }
+  %ce = step.cross_entropy %clipped, %y
+  %loss = step.cast %ce {to = f32}
+  step.loss %loss
+  step.config { optimizer = adamw(lr = 0.01), clip = agc(lambda = 0.1), sam = sam(rho = 0.05) }
+}

@@ -64,3 +64,23 @@ func.func @repeat_scan(%x: tensor<2x4xf32>, %ws: tensor<3x4x4xf32>) -> tensor<f3
   %s = step.sum %h {axes = [0, 1]} : tensor<2x4xf32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// Tests that a data-only path through a repeat is not differentiated: the `over` input %d (a
+// constant, so nothing to differentiate) feeds exp() inside the layer, and the backward repeat
+// yields only the carried adjoint, no stacked gradient for %d.
+// CHECK-LABEL: func.func @repeat_data_path
+// CHECK: step.repeat "layer_grad" 2 (%{{.+}} = %{{.+}} : tensor<3xf32>) over (%{{.+}} = %{{.+}} : tensor<2x3xf32>, %{{.+}} = %{{.+}} : tensor<2x3xf32>) reverse
+// CHECK: step.yield %{{[0-9]+}} : tensor<3xf32>{{$}}
+// CHECK-NEXT: }
+func.func @repeat_data_path(%w: tensor<3xf32>) -> tensor<f32> attributes {step.differentiate} {
+  %d = step.constant {value = dense<0.5> : tensor<2x3xf32>}
+  %h = step.repeat "layer" 2 (%c = %w : tensor<3xf32>) over (%x = %d : tensor<2x3xf32>) {
+    %e = step.exp %x : tensor<3xf32>
+    %m = step.mul %c, %e : tensor<3xf32>, tensor<3xf32>
+    step.yield %m : tensor<3xf32>
+  }
+  %s = step.sum %h {axes = [0]} : tensor<3xf32>
+  return %s : tensor<f32>
+}

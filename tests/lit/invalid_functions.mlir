@@ -65,3 +65,18 @@ step.model @param_in_function {
   %l = step.mean %x {axes = [0, 1]}
   step.loss %l
 }
+
+// -----
+
+// Tests that step functions cannot recurse (calls are inlined when the step is built).
+step.model @recursive_function {
+  step.func @f(%x: [3] f32) -> [3] f32 {
+    // expected-error @+1 {{'step.call' op makes the call cycle through @f recursive; step functions cannot recurse}}
+    %y = step.call @f(%x)
+    step.return %y
+  }
+  %w = step.param "w" [3] f32 = ones
+  %a = step.call @f(%w)
+  %l = step.sum %a {axes = [0]}
+  step.loss %l
+}

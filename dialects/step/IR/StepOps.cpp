@@ -8,6 +8,8 @@
 #include "dialects/step/IR/StepDialect.h"
 #include "dialects/step/IR/StepSpecs.h"
 #include "llvm/ADT/StringMap.h"
+
+#include <functional>
 #include "mlir/IR/Builders.h"
 
 #define GET_OP_CLASSES
@@ -217,6 +219,26 @@ mlir::LogicalResult ModelOp::verifyRegions() {
   if (walk.wasInterrupted()) return mlir::failure();
   if (!loss)
     return emitOpError() << "has no loss; mark the scalar training loss with `step.loss %value`";
+  // Calls are inlined when the step is built: a call cycle would never end.
+  llvm::DenseMap<mlir::Operation *, int> state;  // 1: on the DFS stack, 2: done
+  std::function<mlir::LogicalResult(FuncOp)> visit = [&](FuncOp fn) -> mlir::LogicalResult {
+    state[fn] = 1;
+    mlir::WalkResult result = fn.walk([&](CallOp call) -> mlir::WalkResult {
+      auto callee = mlir::SymbolTable::lookupNearestSymbolFrom<FuncOp>(call, call.getCalleeAttr());
+      if (!callee) return mlir::WalkResult::advance();
+      if (state.lookup(callee) == 1) {
+        call.emitOpError() << "makes the call cycle through @" << callee.getSymName()
+                           << " recursive; step functions cannot recurse";
+        return mlir::WalkResult::interrupt();
+      }
+      if (state.lookup(callee) == 0 && failed(visit(callee))) return mlir::WalkResult::interrupt();
+      return mlir::WalkResult::advance();
+    });
+    state[fn] = 2;
+    return mlir::failure(result.wasInterrupted());
+  };
+  for (FuncOp fn : getBody().getOps<FuncOp>())
+    if (state.lookup(fn) == 0 && failed(visit(fn))) return mlir::failure();
   return mlir::success();
 }
 
