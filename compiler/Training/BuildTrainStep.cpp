@@ -90,6 +90,13 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
   for (Value p : params) inits.push_back(g.zerosLike(p.getType()));
   llvm::SmallVector<mlir::Type> types;
   for (Value v : inits) types.push_back(v.getType());
+  // Dropout draws from step * K + micro-batch, so micro-batches get different masks.
+  bool hasDropout = model.getBody()
+                        .walk([](step::DropoutOp) { return mlir::WalkResult::interrupt(); })
+                        .wasInterrupted();
+  if (hasDropout)
+    slices.push_back(g.one<step::IotaOp>({}, {g.arrayAttr("shape", {k}), g.i64Attr("axis", 0),
+                                              g.attr("dtype", mlir::TypeAttr::get(b.getI64Type()))}));
   auto repeat = b.create<step::RepeatOp>(loc, types, b.getStringAttr("micro_batch"),
                                          b.getI64IntegerAttr(k), inits, slices, nullptr);
   mlir::Block *body = b.createBlock(&repeat.getBody());
@@ -100,7 +107,14 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     sliceArgs.push_back(body->addArgument(
         mlir::RankedTensorType::get(t.getShape().drop_front(), t.getElementType()), loc));
   }
+  Value outerStep = stepCounter;
+  if (hasDropout) {
+    Value index = sliceArgs.pop_back_val();
+    ad::GradBuilder gs(b, loc);
+    stepCounter = gs.add(gs.mul(stepCounter, gs.scalar(static_cast<double>(k), b.getI64Type())), index);
+  }
   auto pass = singlePass(params, sliceArgs);
+  stepCounter = outerStep;
   if (failed(pass)) return mlir::failure();
   ad::GradBuilder gi(b, loc);
   llvm::SmallVector<Value> next{gi.add(body->getArgument(0), gi.one<step::CastOp>(

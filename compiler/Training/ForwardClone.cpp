@@ -122,6 +122,15 @@ class ForwardEmitter {
     for (mlir::Value v : repeat.getInits()) inits.push_back(map.lookupOrDefault(v));
     for (mlir::Value v : repeat.getXs()) xs.push_back(map.lookupOrDefault(v));
     for (step::ParamOp p : layerParams) xs.push_back(params.lookup(p));
+    // Dropout inside a layer draws from stream * count + layer, so layers differ.
+    bool hasDropout = step && repeat.getBody()
+                                  .walk([](step::DropoutOp) { return mlir::WalkResult::interrupt(); })
+                                  .wasInterrupted();
+    if (hasDropout)
+      xs.push_back(b.create<step::IotaOp>(
+          repeat.getLoc(), mlir::RankedTensorType::get({repeat.getCount()}, b.getI64Type()),
+          mlir::Value(), b.getI64ArrayAttr({repeat.getCount()}), b.getI64IntegerAttr(0),
+          mlir::TypeAttr::get(b.getI64Type()), b.getI64IntegerAttr(0)));
     auto clone = b.create<step::RepeatOp>(repeat.getLoc(), repeat.getResultTypes(),
                                           repeat.getNameAttr(), repeat.getCountAttr(), inits, xs,
                                           repeat.getReverseAttr());
@@ -144,7 +153,20 @@ class ForwardEmitter {
           mlir::RankedTensorType::get(stacked.getShape().drop_front(), stacked.getElementType()),
           p.getLoc());
     }
-    if (failed(emitBlock(src, map, inner, nullptr))) return mlir::failure();
+    mlir::Value outerStream = step;
+    if (hasDropout) {
+      mlir::Value layer = body->addArgument(mlir::RankedTensorType::get({}, b.getI64Type()),
+                                            repeat.getLoc());
+      mlir::Value count = b.create<step::ConstantOp>(
+          repeat.getLoc(), mlir::DenseElementsAttr::get(
+                               mlir::RankedTensorType::get({}, b.getI64Type()),
+                               b.getI64IntegerAttr(repeat.getCount())));
+      step = b.create<step::AddOp>(repeat.getLoc(),
+                                   b.create<step::MulOp>(repeat.getLoc(), outerStream, count), layer);
+    }
+    mlir::LogicalResult emittedBody = emitBlock(src, map, inner, nullptr);
+    step = outerStream;
+    if (failed(emittedBody)) return mlir::failure();
     llvm::SmallVector<mlir::Value> yielded;
     for (mlir::Value v : src.getTerminator()->getOperands()) yielded.push_back(map.lookupOrDefault(v));
     b.create<step::YieldOp>(repeat.getLoc(), yielded);

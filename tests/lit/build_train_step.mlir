@@ -157,3 +157,31 @@ step.model @bf16_custom {
   step.loss %loss
   step.config { optimizer = adamw(lr = 0.01), clip = agc(lambda = 0.1), sam = sam(rho = 0.05) }
 }
+
+// -----
+
+// Tests that dropout draws a different stream per step, per layer and per micro-batch:
+// stream = (step * K + micro_batch) * L + layer.
+// CHECK-LABEL: step.model @dropout_streams
+// MICRO-LABEL: step.model @dropout_streams
+// MICRO: %[[MB:.+]] = step.iota {dtype = i64, shape = [2]}
+// MICRO: step.repeat "micro_batch" 2 {{.*}}, %[[MBI:.+]] = %[[MB]] : tensor<2xi64>)
+// MICRO: %[[S1:.+]] = step.mul %{{.+}}, %{{.+}} : tensor<i64>, tensor<i64>
+// MICRO: %[[S2:.+]] = step.add %[[S1]], %[[MBI]] : tensor<i64>, tensor<i64>
+// MICRO: step.repeat "layer" 3 {{.*}}, %[[LI:.+]] = %{{.+}} : tensor<3xi64>)
+// MICRO: %[[S3:.+]] = step.mul %[[S2]], %{{.+}} : tensor<i64>, tensor<i64>
+// MICRO: %[[S4:.+]] = step.add %[[S3]], %[[LI]] : tensor<i64>, tensor<i64>
+// MICRO: step.dropout %{{.+}}, %[[S4]]
+// NOSAM-LABEL: step.model @dropout_streams
+step.model @dropout_streams {
+  %x, %y = step.input "data" [4, 3] f32 = classification(classes = 3)
+  %h = step.repeat "layer" 3 (%a = %x) {
+    %w = step.param "w" [3, 3] f32 = orthogonal
+    %m = step.matmul %a, %w
+    %d = step.dropout %m {rate = 0.5, seed = 3}
+    step.yield %d
+  }
+  %loss = step.cross_entropy %h, %y
+  step.loss %loss
+  step.config { optimizer = sgd(lr = 0.1) }
+}
