@@ -123,6 +123,14 @@ std::string builtinCorpus(uint64_t seed, size_t bytes) {
   return text;
 }
 
+int64_t tokenWindowStart(int64_t length, int64_t seq, uint64_t seed, uint64_t step, int64_t row) {
+  // Windows fit without wrapping when the stream holds seq + 1 tokens; a shorter stream is
+  // read cyclically so any stream gives full windows.
+  int64_t starts = length > seq ? length - seq : length;
+  double u = uniform01(seed, step, static_cast<uint64_t>(row));
+  return std::min(static_cast<int64_t>(u * static_cast<double>(starts)), starts - 1);
+}
+
 void sampleTokenWindows(const std::vector<int64_t> &stream, int64_t batch, int64_t seq,
                         uint64_t seed, uint64_t step, std::vector<double> &tokens,
                         std::vector<double> &targets) {
@@ -130,12 +138,8 @@ void sampleTokenWindows(const std::vector<int64_t> &stream, int64_t batch, int64
   targets.assign(batch * seq, 0.0);
   int64_t n = static_cast<int64_t>(stream.size());
   if (n == 0) return;
-  // Windows fit without wrapping when the stream holds seq + 1 tokens; a shorter stream is
-  // read cyclically so any stream gives full windows.
-  int64_t starts = n > seq ? n - seq : n;
   for (int64_t r = 0; r < batch; ++r) {
-    double u = uniform01(seed, step, static_cast<uint64_t>(r));
-    int64_t start = std::min(static_cast<int64_t>(u * static_cast<double>(starts)), starts - 1);
+    int64_t start = tokenWindowStart(n, seq, seed, step, r);
     for (int64_t t = 0; t < seq; ++t) {
       tokens[r * seq + t] = static_cast<double>(stream[(start + t) % n]);
       targets[r * seq + t] = static_cast<double>(stream[(start + t + 1) % n]);
