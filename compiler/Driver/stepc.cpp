@@ -51,6 +51,10 @@ ABSL_FLAG(int64_t, micro_batches, 0,
 ABSL_FLAG(std::string, clip, "", "override gradient clipping: none, global_norm or agc");
 ABSL_FLAG(int64_t, steps, 10, "`run`: training steps in the interpreter (0: the loss at init)");
 ABSL_FLAG(uint64_t, seed, 0, "`run`: seed of the initialisers and the built-in data");
+ABSL_FLAG(std::string, init_from, "", "`run`: parameters by name from a safetensors file");
+ABSL_FLAG(std::string, save_params, "", "`run`: write the parameters after the run (safetensors)");
+ABSL_FLAG(std::string, data, "",
+          "`run`: token file for token_stream inputs: raw bytes, or an llm.c .bin shard");
 ABSL_FLAG(std::string, precision, "f64",
           "`run`: f64 computes every op in float64; declared rounds each result to its dtype");
 
@@ -66,9 +70,10 @@ Usage:
                 [--clip=none|global_norm|agc]
       Compile a model and print the IR at STAGE. Every printed stage parses back in
       (stepc-opt FILE). The training flags override the model's step.config.
-  stepc run MODEL.mlir [--steps=N] [--seed=S] [--precision=f64|declared] [training flags]
+  stepc run MODEL.mlir [--steps=N] [--seed=S] [--precision=f64|declared] [--data=FILE]
+                [--init-from=P.safetensors] [--save-params=P.safetensors] [training flags]
       Train N steps of the model's train step in the reference interpreter (slow, exact) on
-      the built-in data, printing the metrics of each step; --steps=0 prints the initial loss.
+      the built-in data or FILE, printing the metrics of each step; --steps=0 prints the loss.
 
 Examples:
   stepc check models/byte_lm.mlir
@@ -246,6 +251,9 @@ int main(int argc, char **argv) {
     stepc::RunOptions run;
     run.steps = absl::GetFlag(FLAGS_steps);
     run.seed = absl::GetFlag(FLAGS_seed);
+    run.initFrom = absl::GetFlag(FLAGS_init_from);
+    run.saveParams = absl::GetFlag(FLAGS_save_params);
+    run.data = absl::GetFlag(FLAGS_data);
     std::string precision = absl::GetFlag(FLAGS_precision);
     if (precision != "f64" && precision != "declared")
       return fail("--precision expects f64 or declared, found '" + precision + "'");
