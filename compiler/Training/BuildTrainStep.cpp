@@ -237,8 +237,10 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
     grads = second->second;
   }
 
+  // The schedule and Adam's bias corrections read the step counter in f64, exact to 2^53
+  // steps; the learning rate is handed on in f32.
   mlir::Type f32 = b.getF32Type();
-  Value t = g.one<step::CastOp>({stepCounter}, {g.attr("to", mlir::TypeAttr::get(f32))});
+  Value t = g.one<step::CastOp>({stepCounter}, {g.attr("to", mlir::TypeAttr::get(b.getF64Type()))});
   llvm::SmallVector<ParamSlot> slotsInfo;
   for (auto [p, v, grad] : llvm::zip(paramOps, params, grads))
     slotsInfo.push_back({p.getDeclName(), v, grad,
@@ -247,7 +249,7 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
   Value gradNorm = emitGlobalNorm(g, grads, f32);
   llvm::SmallVector<Value> clipped = emitClipping(g, config, slotsInfo, gradNorm);
   for (auto [info, c] : llvm::zip(slotsInfo, clipped)) info.grad = c;
-  Value lr = emitLearningRate(g, config, t);
+  Value lr = castTo(g, emitLearningRate(g, config, t), f32);
   llvm::SmallVector<Value> newParams;
   llvm::SmallVector<llvm::SmallVector<Value>> newState;
   emitOptimizerUpdate(g, config, slotsInfo, state, lr, t, newParams, newState);

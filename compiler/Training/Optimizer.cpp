@@ -32,8 +32,8 @@ void emitOptimizerUpdate(ad::GradBuilder &g, const TrainConfig &c, llvm::ArrayRe
                          llvm::ArrayRef<llvm::SmallVector<mlir::Value>> state, mlir::Value lr_,
                          mlir::Value t, llvm::SmallVectorImpl<mlir::Value> &newParams,
                          llvm::SmallVectorImpl<llvm::SmallVector<mlir::Value>> &newState) {
-  // The step size and bias corrections are f32 scalars; each update runs in its parameter's dtype.
-  mlir::Type f32 = ad::elementTypeOf(lr_);
+  // The step size is an f32 scalar, the bias corrections f64; each update runs in its
+  // parameter's dtype.
   newState.assign(state.size(), {});
   if (c.optimizer == "sgd") {
     for (auto [i, p] : llvm::enumerate(params)) {
@@ -49,11 +49,12 @@ void emitOptimizerUpdate(ad::GradBuilder &g, const TrainConfig &c, llvm::ArrayRe
     }
     return;
   }
-  // Bias corrections 1 - beta^(t+1), with beta^n = exp(n ln beta).
-  auto s32 = [&](double v) { return g.scalar(v, f32); };
-  mlir::Value n = g.add(t, s32(1.0));
+  // Bias corrections 1 - beta^(t+1), with beta^n = exp(n ln beta), in the counter's f64.
+  mlir::Type tType = ad::elementTypeOf(t);
+  auto st = [&](double v) { return g.scalar(v, tType); };
+  mlir::Value n = g.add(t, st(1.0));
   auto correction = [&](double beta) {
-    return g.sub(s32(1.0), g.one<step::ExpOp>({g.scale(n, std::log(beta))}));
+    return g.sub(st(1.0), g.one<step::ExpOp>({g.scale(n, std::log(beta))}));
   };
   mlir::Value bc1_ = correction(c.beta1), bc2_ = correction(c.beta2);
   for (auto [i, p] : llvm::enumerate(params)) {

@@ -34,8 +34,8 @@ struct ParamSlot {
   int stackedDims;  // leading axes that stack repeat layers
 };
 
-/// The learning rate at step `stepF32` (rank-0 f32).
-mlir::Value emitLearningRate(ad::GradBuilder &g, const TrainConfig &config, mlir::Value stepF32);
+/// The learning rate at step `step` (a rank-0 float counter; the result has its type).
+mlir::Value emitLearningRate(ad::GradBuilder &g, const TrainConfig &config, mlir::Value step);
 
 /// sqrt of the sum of squares of every element of `values` (rank-0 of `type`); zero when empty.
 mlir::Value emitGlobalNorm(ad::GradBuilder &g, llvm::ArrayRef<mlir::Value> values,
