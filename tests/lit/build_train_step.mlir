@@ -90,7 +90,7 @@ step.model @stacked_layers dims(depth = 5) {
 // adaptive per-column clipping with max/min against the eps floors.
 // CHECK-LABEL: step.model @schedule_and_agc
 // CHECK: func.func @train_step
-// CHECK: step.cast %arg{{[0-9]+}} {to = f32} : tensor<i64> -> tensor<f32>
+// CHECK: step.cast %arg{{[0-9]+}} {to = f64} : tensor<i64> -> tensor<f64>
 // CHECK: step.sum %{{.+}} {axes = [0], keepdim} : tensor<3x2xf32> -> tensor<1x2xf32>
 // CHECK: step.max
 // CHECK: step.min

@@ -85,7 +85,7 @@ func.func @tanh_wrong_result_dtype(%x: tensor<4xf32>) {
 
 // Tests that a unary op with two operands is rejected.
 func.func @sigmoid_two_operands(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'step.sigmoid' op requires a single operand}}
+  // expected-error @+1 {{expects 1 operand, found 2}}
   %0 = step.sigmoid %x, %x : tensor<4xf32>, tensor<4xf32>
   return
 }
@@ -1218,4 +1218,14 @@ func.func @conv1d_grad_input_uneven_groups(%g: tensor<1x4x3xf32>, %w: tensor<2x1
   // expected-error @+1 {{groups = 2 must divide Cout = 3}}
   %0 = step.conv1d_grad_input %g, %w {groups = 2} : tensor<1x4x3xf32>, tensor<2x1x3xf32>
   return
+}
+
+// -----
+
+// Tests that a missing operand list is an error, not a read past the operands.
+step.model @missing_operands {
+  %w = step.param "w" [3] f32 = zeros
+  // expected-error @+1 {{expects 2 operands, found 0}}
+  %y = step.add
+  step.loss %w
 }

@@ -21,10 +21,32 @@ const std::map<std::string, int64_t> &getDimOverrides();
 
 namespace {
 
+// Inference reads operands by position: check their number first (ODS's verifier runs only
+// once the op exists).
+template <typename OpTy>
+mlir::LogicalResult checkOperandCount(mlir::OpAsmParser &parser, llvm::SMLoc loc, size_t found) {
+  using namespace mlir::OpTrait;
+  auto expect = [&](size_t want, bool atLeast) -> mlir::LogicalResult {
+    if (found == want || (atLeast && found > want)) return mlir::success();
+    return parser.emitError(loc) << "expects "
+                                 << (atLeast ? "at least " : "") << want << " operand"
+                                 << (want == 1 ? "" : "s") << ", found " << found;
+  };
+  if constexpr (OpTy::template hasTrait<ZeroOperands>()) return expect(0, false);
+  if constexpr (OpTy::template hasTrait<OneOperand>()) return expect(1, false);
+  if constexpr (OpTy::template hasTrait<NOperands<2>::Impl>()) return expect(2, false);
+  if constexpr (OpTy::template hasTrait<NOperands<3>::Impl>()) return expect(3, false);
+  if constexpr (OpTy::template hasTrait<AtLeastNOperands<1>::Impl>()) return expect(1, true);
+  if constexpr (OpTy::template hasTrait<AtLeastNOperands<2>::Impl>()) return expect(2, true);
+  return mlir::success();
+}
+
 template <typename OpTy>
 mlir::ParseResult parseTensorOp(mlir::OpAsmParser &parser, mlir::OperationState &result) {
   llvm::SmallVector<mlir::Type> resultTypes;
-  if (parseOperandsAttrsTypes(parser, result, resultTypes)) return mlir::failure();
+  if (parseOperandsAttrsTypes(parser, result, resultTypes) ||
+      failed(checkOperandCount<OpTy>(parser, parser.getNameLoc(), result.operands.size())))
+    return mlir::failure();
   if (resultTypes.empty()) {
     // Inference reads default-valued attributes, which are only filled in at op creation.
     result.name.populateDefaultAttrs(result.attributes);
