@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 #include "runtime/BatchSource.h"
 #include "runtime/Checkpoint.h"

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 
@@ -123,6 +127,27 @@ TEST(Reporter, InPlaceOnATerminal) {
             "\rstep 1/3 | loss 2.0000 | lr 1.00e-03 | 100 tok/s | ETA 0:02\x1b[K"
             "\r\x1b[Kcheckpoint: c\n"
             "\rstep 3/3 | loss 1.0000 | lr 1.00e-03 | 273 tok/s | ETA 0:00\x1b[K\n");
+}
+
+// Mode::kAuto draws in place on a terminal (a pseudo-terminal here) and prints plain lines to
+// anything else.
+TEST(Reporter, AutoModeFollowsIsatty) {
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0)
+    GTEST_SKIP() << "no pseudo-terminals here";
+  FILE *terminal = std::fopen(::ptsname(master), "w");
+  ASSERT_NE(terminal, nullptr);
+  {
+    ReporterOptions o;
+    o.out = terminal;
+    EXPECT_TRUE(Reporter(o).interactive());
+  }
+  std::fclose(terminal);
+  ::close(master);
+  Capture file;
+  ReporterOptions o;
+  o.out = file.file();
+  EXPECT_FALSE(Reporter(o).interactive());
 }
 
 TEST(Reporter, MetricsLinesHoldTheRequiredKeys) {

@@ -110,6 +110,43 @@ TEST(TrainingLoop, LossDecreasesOnTheBuiltinCorpusAndOnADataFile) {
   }
 }
 
+// An llm.c GPT-2 shard (uint16 tokens) trains like raw bytes; a token beyond the model's
+// vocabulary is refused before any step runs.
+TEST(TrainingLoop, TrainsOnAnLlmcShard) {
+  TempDir dir;
+  auto shard = [](const std::vector<uint32_t> &tokens) {
+    std::vector<uint8_t> out;
+    testing::appendLe32(out, 20240520);
+    testing::appendLe32(out, 1);
+    testing::appendLe32(out, static_cast<uint32_t>(tokens.size()));
+    out.resize(256 * 4, 0);
+    for (uint32_t t : tokens) {
+      out.push_back(static_cast<uint8_t>(t));
+      out.push_back(static_cast<uint8_t>(t >> 8));
+    }
+    return out;
+  };
+  std::vector<uint32_t> tokens;
+  for (int i = 0; i < 500; ++i) tokens.push_back(static_cast<uint32_t>(i % 7 * 3));
+  writeBytes(dir.path("ok.bin"), shard(tokens));
+  BigramLM program(32);
+  TrainOptions options;
+  options.steps = 30;
+  options.data = dir.path("ok.bin");
+  ASSERT_TRUE(runTrain(program, options, dir.path("m.jsonl")).ok());
+  std::vector<JsonValue> lines = readMetrics(dir.path("m.jsonl"));
+  ASSERT_EQ(lines.size(), 30u);
+  EXPECT_LT(numberOf(lines[29], "loss"), 0.5 * numberOf(lines[0], "loss"));
+  tokens[100] = 32;
+  writeBytes(dir.path("bad.bin"), shard(tokens));
+  options.data = dir.path("bad.bin");
+  Status s = runTrain(program, options);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("token 32 at position 100 is outside the model's vocabulary of 32"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST(TrainingLoop, MetricsHaveTheRequiredKeys) {
   TempDir dir;
   SoftmaxRegression program;
