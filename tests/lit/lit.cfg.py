@@ -17,4 +17,31 @@ llvm_bin = os.environ.get("LLVM_BIN_DIR", "/usr/lib/llvm-19/bin")
 config.substitutions.append(("%stepc-opt", os.path.join(bin_dir, "stepc-opt")))
 config.substitutions.append(("%stepc", os.path.join(bin_dir, "stepc")))
 config.substitutions.append(("%models", os.path.join(repo, "models")))
+
+# Running lowered code on the CPU (tests/lit/lower_to_linalg_run*.mlir): upstream mlir-opt takes
+# linalg on tensors to the LLVM dialect, mlir-cpu-runner JIT-runs @main with the runner
+# libraries (printMemrefF32). Both come with Debian's mlir-N-tools / libmlir-N-dev.
+llvm_lib = os.path.join(os.path.dirname(llvm_bin), "lib")
+linalg_to_llvm = ",".join([
+    "one-shot-bufferize{bufferize-function-boundaries}",
+    "convert-linalg-to-loops",
+    "convert-scf-to-cf",
+    "expand-strided-metadata",
+    "lower-affine",
+    "finalize-memref-to-llvm",
+    "convert-math-to-llvm",
+    "convert-math-to-libm",
+    "convert-arith-to-llvm",
+    "convert-func-to-llvm",
+    "convert-cf-to-llvm",
+    "reconcile-unrealized-casts",
+])
+runner_libs = ",".join(os.path.join(llvm_lib, lib) for lib in
+                       ["libmlir_runner_utils.so", "libmlir_c_runner_utils.so"])
+config.substitutions.append(("%linalg-to-llvm",
+                             "%s --pass-pipeline='builtin.module(%s)'"
+                             % (os.path.join(llvm_bin, "mlir-opt"), linalg_to_llvm)))
+config.substitutions.append(("%run-cpu",
+                             "%s -e main -entry-point-result=void -shared-libs=%s"
+                             % (os.path.join(llvm_bin, "mlir-cpu-runner"), runner_libs)))
 config.environment["PATH"] = os.pathsep.join([llvm_bin, config.environment.get("PATH", "/usr/bin:/bin")])

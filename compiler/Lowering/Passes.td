@@ -1,0 +1,74 @@
+//===- Passes.td - lowering passes -------------------------*- tablegen -*-===//
+#ifndef STEPC_LOWERING_PASSES_TD
+#define STEPC_LOWERING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lowers step tensor ops in func.func bodies to linalg on tensors, arith and math";
+  let description = [{
+    The first stage of the CPU backend. Every covered `step` op directly inside a `func.func`
+    body (the typed form) is rewritten into `linalg` on tensors (`linalg.generic`,
+    `linalg.fill`, `linalg.matmul`, `linalg.batch_matmul`, `linalg.transpose`), `tensor`
+    ops (`tensor.empty`, `tensor.expand_shape` / `tensor.collapse_shape`,
+    `tensor.extract_slice`, `tensor.insert_slice`) and scalar `arith` / `math` in the bodies.
+    Ops that are not covered, and ops inside `step.model`, `step.repeat` or `step.custom_grad`
+    regions, are left unchanged: the pass never fails on them, so its output may mix both
+    dialects.
+
+    Covered:
+    - elementwise unary: neg abs exp log sqrt rsqrt tanh sigmoid relu silu erf sin cos
+      gelu (tanh and erf) leaky_relu pow. bf16/f16 transcendental functions are computed in
+      f32 and rounded back.
+    - binary with NumPy broadcasting: add sub mul div max min (float max/min propagate NaN,
+      integer division truncates), compare (ordered float predicates, `ne` unordered; signed
+      integers), select, cast (float↔float, int↔float, int↔int, to/from i1), constant.
+    - reductions: sum mean reduce_max over any axes, with or without keepdim (integer mean
+      truncates; float reduce_max propagates NaN).
+    - contractions: matmul (2-D `linalg.matmul`; an N-D lhs without transpose_lhs is
+      collapsed to 2-D; transposes become a `linalg.generic` contraction), batch_matmul
+      (rank 3 without transposes: `linalg.batch_matmul`; otherwise a `linalg.generic`).
+      Accumulation is in the element type.
+    - shape: reshape (one collapse_shape or expand_shape when the dims group, else through
+      1-D), transpose, broadcast, slice (strided), pad (fill + insert_slice), concat
+      (insert_slice per operand).
+    Not covered (left as step ops): split, iota, dropout, cumsum, softmax, log_softmax,
+    layer_norm, rms_norm, cross_entropy, embedding, embedding_grad, conv1d and its gradients,
+    call, repeat, custom_grad.
+
+    Before:
+    ```mlir
+    func.func @f(%x: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+      %0 = step.add %x, %b : tensor<2x3xf32>, tensor<3xf32>
+      return %0 : tensor<2x3xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%x: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+      %e = tensor.empty() : tensor<2x3xf32>
+      %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                            affine_map<(d0, d1) -> (d1)>,
+                                            affine_map<(d0, d1) -> (d0, d1)>],
+                           iterator_types = ["parallel", "parallel"]}
+          ins(%x, %b : tensor<2x3xf32>, tensor<3xf32>) outs(%e : tensor<2x3xf32>) {
+      ^bb0(%a: f32, %c: f32, %out: f32):
+        %s = arith.addf %a, %c : f32
+        linalg.yield %s : f32
+      } -> tensor<2x3xf32>
+      return %0 : tensor<2x3xf32>
+    }
+    ```
+    The result runs on the CPU through upstream passes (one-shot bufferization, linalg to
+    loops, and conversion to the LLVM dialect); tests/lit/lower_to_linalg_run*.mlir do so.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+#endif // STEPC_LOWERING_PASSES_TD

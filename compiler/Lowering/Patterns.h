@@ -1,0 +1,20 @@
+//===- Patterns.h - step → linalg rewrite patterns, by op family -*- C++ -*-===//
+#ifndef STEPC_COMPILER_LOWERING_PATTERNS_H
+#define STEPC_COMPILER_LOWERING_PATTERNS_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace stepc::lowering {
+
+/// Unary, binary (broadcasting), compare, select, cast and constant.
+void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
+/// sum, mean, reduce_max.
+void populateReductionPatterns(mlir::RewritePatternSet &patterns);
+/// matmul, batch_matmul.
+void populateContractionPatterns(mlir::RewritePatternSet &patterns);
+/// reshape, transpose, broadcast, slice, pad, concat.
+void populateShapePatterns(mlir::RewritePatternSet &patterns);
+
+}  // namespace stepc::lowering
+
+#endif  // STEPC_COMPILER_LOWERING_PATTERNS_H

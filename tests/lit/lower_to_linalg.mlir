@@ -1,0 +1,223 @@
+// Structure of --step-lower-to-linalg's output, one case per op family; the numbers are checked
+// by the lower_to_linalg_run_*.mlir tests, which execute the lowered code.
+//
+// RUN: %stepc-opt %s -split-input-file --step-lower-to-linalg | FileCheck %s
+// RUN: %stepc-opt %s -split-input-file --step-lower-to-linalg | %stepc-opt -split-input-file | FileCheck %s
+
+// Tests that a unary op is one all-parallel linalg.generic over a tensor.empty with the scalar
+// formula in its body, that bf16 computes in f32 and rounds once, and that integer neg/abs use
+// integer arithmetic.
+// CHECK-DAG: #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ID1:.+]] = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @unary
+// CHECK-NOT: step.
+// CHECK:       %[[E0:.+]] = tensor.empty() : tensor<2x3xf32>
+// CHECK:       %[[SIG:.+]] = linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]]], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<2x3xf32>) outs(%[[E0]] : tensor<2x3xf32>)
+// CHECK:         arith.negf
+// CHECK-NEXT:    math.exp
+// CHECK:         arith.addf
+// CHECK:         arith.divf
+// CHECK-NEXT:    linalg.yield
+// CHECK:       %[[GELU:.+]] = linalg.generic
+// CHECK:         arith.constant 0.707106769 : f32
+// CHECK:         math.erf
+// CHECK:       %[[TANH:.+]] = linalg.generic {indexing_maps = [#[[ID1]], #[[ID1]]], iterator_types = ["parallel"]} ins(%arg1 : tensor<4xbf16>)
+// CHECK-NEXT:  ^bb0(%[[IN:.+]]: bf16, %{{.+}}: bf16):
+// CHECK-NEXT:    %[[W:.+]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT:    %[[T:.+]] = math.tanh %[[W]] : f32
+// CHECK-NEXT:    %[[N:.+]] = arith.truncf %[[T]] : f32 to bf16
+// CHECK-NEXT:    linalg.yield %[[N]] : bf16
+// CHECK:       %[[NEG:.+]] = linalg.generic
+// CHECK:         arith.subi
+// CHECK:       %[[ABS:.+]] = linalg.generic
+// CHECK:         math.absi
+// CHECK:       %[[LEAKY:.+]] = linalg.generic
+// CHECK:         arith.constant 2.000000e-01 : f32
+// CHECK:         arith.cmpf ogt
+// CHECK:         arith.select
+// CHECK:       %[[RELU:.+]] = linalg.generic
+// CHECK:         arith.maximumf
+// CHECK:       return %[[SIG]], %[[GELU]], %[[TANH]], %[[NEG]], %[[ABS]], %[[LEAKY]], %[[RELU]]
+func.func @unary(%x: tensor<2x3xf32>, %h: tensor<4xbf16>, %i: tensor<3xi32>)
+    -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xbf16>, tensor<3xi32>, tensor<3xi32>,
+        tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = step.sigmoid %x : tensor<2x3xf32>
+  %1 = step.gelu %x {approximate = "erf"} : tensor<2x3xf32>
+  %2 = step.tanh %h : tensor<4xbf16>
+  %3 = step.neg %i : tensor<3xi32>
+  %4 = step.abs %i : tensor<3xi32>
+  %5 = step.leaky_relu %x {alpha = 0.2} : tensor<2x3xf32>
+  %6 = step.relu %x : tensor<2x3xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xbf16>,
+      tensor<3xi32>, tensor<3xi32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// Tests NumPy broadcasting through indexing maps: a size-1 dim that stretches reads index 0,
+// missing leading dims are dropped, a rank-0 operand reads (); compare gives i1 (`ne` is the
+// unordered predicate), select takes three broadcast operands, casts convert per element.
+// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[SCALAR:.+]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @binary
+// CHECK:       %[[DIV:.+]] = linalg.generic {indexing_maps = [#[[COL]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<4x1xf32>, tensor<3xf32>) outs(%{{.+}} : tensor<4x3xf32>)
+// CHECK:         arith.divf
+// CHECK:       %[[CMP:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[SCALAR]], #[[ID]]], {{.*}} ins(%[[DIV]], %arg2 : tensor<4x3xf32>, tensor<f32>) outs(%{{.+}} : tensor<4x3xi1>)
+// CHECK:         arith.cmpf une
+// CHECK:       %[[SEL:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[SCALAR]], #[[ID]]], {{.*}} ins(%[[CMP]], %[[DIV]], %arg2 : tensor<4x3xi1>, tensor<4x3xf32>, tensor<f32>)
+// CHECK:         arith.select
+// CHECK:       %[[IDIV:.+]] = linalg.generic
+// CHECK:         arith.divsi
+// CHECK:       %[[IMAX:.+]] = linalg.generic
+// CHECK:         arith.maxsi
+// CHECK:       %[[FMIN:.+]] = linalg.generic
+// CHECK:         arith.minimumf
+// CHECK:       %[[CAST:.+]] = linalg.generic
+// CHECK:         arith.fptosi %{{.+}} : f32 to i32
+// CHECK:       %[[BOOL:.+]] = linalg.generic
+// CHECK:         arith.cmpi ne
+// CHECK:       %[[C:.+]] = arith.constant dense<{{\[}}1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>
+// CHECK:       return %[[DIV]], %[[CMP]], %[[SEL]], %[[IDIV]], %[[IMAX]], %[[FMIN]], %[[CAST]], %[[BOOL]], %[[C]]
+func.func @binary(%x: tensor<4x1xf32>, %y: tensor<3xf32>, %s: tensor<f32>, %i: tensor<4x3xi32>,
+                  %j: tensor<3xi32>)
+    -> (tensor<4x3xf32>, tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xi32>, tensor<4x3xi32>,
+        tensor<4x3xf32>, tensor<4x3xi32>, tensor<4x3xi1>, tensor<3xf32>) {
+  %0 = step.div %x, %y : tensor<4x1xf32>, tensor<3xf32>
+  %1 = step.compare %0, %s {predicate = "ne"} : tensor<4x3xf32>, tensor<f32>
+  %2 = step.select %1, %0, %s : tensor<4x3xi1>, tensor<4x3xf32>, tensor<f32>
+  %3 = step.div %i, %j : tensor<4x3xi32>, tensor<3xi32>
+  %4 = step.max %i, %j : tensor<4x3xi32>, tensor<3xi32>
+  %5 = step.min %0, %y : tensor<4x3xf32>, tensor<3xf32>
+  %6 = step.cast %0 {to = i32} : tensor<4x3xf32>
+  %7 = step.cast %6 {to = i1} : tensor<4x3xi32>
+  %8 = step.constant {value = dense<[1.0, 2.0, 3.0]> : tensor<3xf32>}
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<4x3xf32>, tensor<4x3xi1>, tensor<4x3xf32>,
+      tensor<4x3xi32>, tensor<4x3xi32>, tensor<4x3xf32>, tensor<4x3xi32>, tensor<4x3xi1>,
+      tensor<3xf32>
+}
+
+// -----
+
+// Tests that a reduction is a generic with "reduction" iterators on the reduced axes into a
+// filled accumulator without them (-inf for a float max), that keepdim expands the result, and
+// that mean divides the sum by the reduced count.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @reduce
+// CHECK:       %[[NINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK:       %[[ACC:.+]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.+}} : tensor<3xf32>) -> tensor<3xf32>
+// CHECK:       %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["reduction", "parallel", "reduction"]} ins(%arg0 : tensor<2x3x4xf32>) outs(%[[ACC]] : tensor<3xf32>)
+// CHECK:         arith.maximumf
+// CHECK:       %[[KEEP:.+]] = tensor.expand_shape %[[MAX]] {{\[\[}}0, 1, 2]] output_shape [1, 3, 1] : tensor<3xf32> into tensor<1x3x1xf32>
+// CHECK:       %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["reduction", "parallel", "reduction"]}
+// CHECK:         arith.addf
+// CHECK:       %[[MEAN:.+]] = linalg.generic
+// CHECK:         arith.constant 8.000000e+00 : f32
+// CHECK:         arith.divf
+// CHECK:       %[[ALL:.+]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "reduction"]} ins(%arg0 : tensor<2x3x4xf32>) outs(%{{.+}} : tensor<f32>)
+// CHECK:       return %[[KEEP]], %[[MEAN]], %[[ALL]]
+func.func @reduce(%x: tensor<2x3x4xf32>) -> (tensor<1x3x1xf32>, tensor<3xf32>, tensor<f32>) {
+  %0 = step.reduce_max %x {axes = [0, 2], keepdim} : tensor<2x3x4xf32>
+  %1 = step.mean %x {axes = [0, -1]} : tensor<2x3x4xf32>
+  %2 = step.sum %x {axes = [0, 1, 2]} : tensor<2x3x4xf32>
+  return %0, %1, %2 : tensor<1x3x1xf32>, tensor<3xf32>, tensor<f32>
+}
+
+// -----
+
+// Tests contractions: a 3-D lhs against a shared 2-D rhs collapses to one linalg.matmul and
+// expands back; a plain rank-3 batch_matmul is linalg.batch_matmul; transposed operands become
+// a linalg.generic whose maps read the operand transposed; accumulators are zero-filled.
+// CHECK-DAG: #[[Q:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[KT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[O:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @contract
+// CHECK:       %[[L:.+]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<2x5x3xf32> into tensor<10x3xf32>
+// CHECK:       %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<10x4xf32>)
+// CHECK:       %[[MM:.+]] = linalg.matmul ins(%[[L]], %arg1 : tensor<10x3xf32>, tensor<3x4xf32>) outs(%[[Z]] : tensor<10x4xf32>)
+// CHECK:       %[[R:.+]] = tensor.expand_shape %[[MM]] {{\[\[}}0, 1], [2]] output_shape [2, 5, 4] : tensor<10x4xf32> into tensor<2x5x4xf32>
+// CHECK:       %[[S:.+]] = linalg.generic {indexing_maps = [#[[Q]], #[[KT]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%arg2, %arg3 : tensor<2x5x3xf32>, tensor<2x6x3xf32>)
+// CHECK:         arith.mulf
+// CHECK-NEXT:    arith.addf
+// CHECK:       %[[BMM:.+]] = linalg.batch_matmul ins(%arg2, %arg4 : tensor<2x5x3xf32>, tensor<2x3x6xf32>) outs(%{{.+}} : tensor<2x5x6xf32>)
+// CHECK:       %[[T2:.+]] = linalg.generic {{.*}} ins(%arg1, %arg5 : tensor<3x4xf32>, tensor<3x2xf32>) outs(%{{.+}} : tensor<4x2xf32>)
+// CHECK:       return %[[R]], %[[S]], %[[BMM]], %[[T2]]
+func.func @contract(%x: tensor<2x5x3xf32>, %w: tensor<3x4xf32>, %q: tensor<2x5x3xf32>,
+                    %k: tensor<2x6x3xf32>, %v: tensor<2x3x6xf32>, %u: tensor<3x2xf32>)
+    -> (tensor<2x5x4xf32>, tensor<2x5x6xf32>, tensor<2x5x6xf32>, tensor<4x2xf32>) {
+  %0 = step.matmul %x, %w : tensor<2x5x3xf32>, tensor<3x4xf32>
+  %1 = step.batch_matmul %q, %k {transpose_rhs} : tensor<2x5x3xf32>, tensor<2x6x3xf32>
+  %2 = step.batch_matmul %q, %v : tensor<2x5x3xf32>, tensor<2x3x6xf32>
+  %3 = step.matmul %w, %u {transpose_lhs} : tensor<3x4xf32>, tensor<3x2xf32>
+  return %0, %1, %2, %3 : tensor<2x5x4xf32>, tensor<2x5x6xf32>, tensor<2x5x6xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// Tests shape ops: reshape by one collapse (dims group) or through 1-D (they do not), transpose,
+// broadcast as a copying generic, strided slice, pad as fill + insert_slice, concat as
+// insert_slices at running offsets.
+// CHECK-DAG: #[[BC:.+]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func.func @shape
+// CHECK:       %[[R0:.+]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+// CHECK:       %[[F:.+]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1, 2]] : tensor<2x3x4xf32> into tensor<24xf32>
+// CHECK:       %[[R1:.+]] = tensor.expand_shape %[[F]] {{\[\[}}0, 1]] output_shape [4, 6] : tensor<24xf32> into tensor<4x6xf32>
+// CHECK:       %[[T:.+]] = linalg.transpose ins(%arg0 : tensor<2x3x4xf32>) outs(%{{.+}} : tensor<4x2x3xf32>) permutation = [2, 0, 1]
+// CHECK:       %[[B:.+]] = linalg.generic {indexing_maps = [#[[BC]], #{{.+}}], {{.*}} ins(%arg1 : tensor<4xf32>) outs(%{{.+}} : tensor<2x3x4xf32>)
+// CHECK-NEXT:  ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT:    linalg.yield %[[IN]] : f32
+// CHECK:       %[[S:.+]] = tensor.extract_slice %arg0[0, 1, 0] [2, 2, 2] [1, 1, 2] : tensor<2x3x4xf32> to tensor<2x2x2xf32>
+// CHECK:       %[[TWO:.+]] = arith.constant 2.000000e+00 : f32
+// CHECK:       %[[FILL:.+]] = linalg.fill ins(%[[TWO]] : f32) outs(%{{.+}} : tensor<4x3x4xf32>)
+// CHECK:       %[[P:.+]] = tensor.insert_slice %arg0 into %[[FILL]][1, 0, 0] [2, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> into tensor<4x3x4xf32>
+// CHECK:       %[[E:.+]] = tensor.empty() : tensor<2x3x8xf32>
+// CHECK:       %[[C0:.+]] = tensor.insert_slice %arg0 into %[[E]][0, 0, 0] [2, 3, 4] [1, 1, 1]
+// CHECK:       %[[C1:.+]] = tensor.insert_slice %[[B]] into %[[C0]][0, 0, 4] [2, 3, 4] [1, 1, 1]
+// CHECK:       return %[[R0]], %[[R1]], %[[T]], %[[B]], %[[S]], %[[P]], %[[C1]]
+func.func @shape(%x: tensor<2x3x4xf32>, %b: tensor<4xf32>)
+    -> (tensor<6x4xf32>, tensor<4x6xf32>, tensor<4x2x3xf32>, tensor<2x3x4xf32>,
+        tensor<2x2x2xf32>, tensor<4x3x4xf32>, tensor<2x3x8xf32>) {
+  %0 = step.reshape %x {shape = [-1, 4]} : tensor<2x3x4xf32>
+  %1 = step.reshape %x {shape = [4, 6]} : tensor<2x3x4xf32>
+  %2 = step.transpose %x {perm = [2, 0, 1]} : tensor<2x3x4xf32>
+  %3 = step.broadcast %b {shape = [2, 3, 4]} : tensor<4xf32>
+  %4 = step.slice %x {start = [0, 1, 0], limit = [2, 3, 4], strides = [1, 1, 2]} : tensor<2x3x4xf32>
+  %5 = step.pad %x {low = [1, 0, 0], high = [1, 0, 0], value = 2.0} : tensor<2x3x4xf32>
+  %6 = step.concat %x, %3 {axis = -1} : tensor<2x3x4xf32>, tensor<2x3x4xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<6x4xf32>, tensor<4x6xf32>, tensor<4x2x3xf32>,
+      tensor<2x3x4xf32>, tensor<2x2x2xf32>, tensor<4x3x4xf32>, tensor<2x3x8xf32>
+}
+
+// -----
+
+// Tests that ops the pass does not cover stay step ops and take lowered values (mixed IR is
+// fine), that unused covered ops are still lowered and uncovered ones kept, and that a
+// step.model is left alone.
+// CHECK-LABEL: func.func @partial
+// CHECK:       %[[E:.+]] = linalg.generic
+// CHECK:         math.exp
+// CHECK:       %[[SM:.+]] = step.softmax %[[E]] : tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK:       %[[LN:.+]] = step.rms_norm %[[SM]], %arg1 : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+// CHECK:       step.cumsum %arg0 {axis = 1 : i64}
+// CHECK:       linalg.generic
+// CHECK:         arith.addf
+// CHECK:       return %[[LN]]
+func.func @partial(%x: tensor<2x3xf32>, %g: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = step.exp %x : tensor<2x3xf32>
+  %1 = step.softmax %0 : tensor<2x3xf32>
+  %2 = step.rms_norm %1, %g : tensor<2x3xf32>, tensor<3xf32>
+  %3 = step.cumsum %x {axis = 1} : tensor<2x3xf32>
+  %4 = step.add %x, %x : tensor<2x3xf32>, tensor<2x3xf32>
+  return %2 : tensor<2x3xf32>
+}
+// CHECK-LABEL: step.model @untouched
+// CHECK:         step.relu
+// CHECK-NOT:     linalg
+step.model @untouched dims(B = 2, D = 3) {
+  %x, %y = step.input "data" [B, D] f32 = classification(classes = 3)
+  %r = step.relu %x
+  %s = step.sum %r {axes = [0, 1]}
+  step.loss %s
+}
