@@ -31,8 +31,8 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
       Accumulation is in the element type.
     - shape: reshape (one collapse_shape or expand_shape when the dims group, else through
       1-D), transpose, broadcast, slice (strided), pad (fill + insert_slice), concat
-      (insert_slice per operand).
-    Not covered (left as step ops): split, iota, dropout, cumsum, softmax, log_softmax,
+      (insert_slice per operand), split (extract_slice per part), iota (`linalg.index`).
+    Not covered (left as step ops): dropout, cumsum, softmax, log_softmax,
     layer_norm, rms_norm, cross_entropy, embedding, embedding_grad, conv1d and its gradients,
     call, repeat, custom_grad.
 

@@ -12,7 +12,7 @@ void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 /// matmul, batch_matmul.
 void populateContractionPatterns(mlir::RewritePatternSet &patterns);
-/// reshape, transpose, broadcast, slice, pad, concat.
+/// reshape, transpose, broadcast, slice, pad, concat, split, iota.
 void populateShapePatterns(mlir::RewritePatternSet &patterns);
 
 }  // namespace stepc::lowering

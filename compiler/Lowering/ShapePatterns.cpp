@@ -4,7 +4,8 @@
 // through 1-D (nothing when the shape is unchanged),
 // transpose → linalg.transpose, broadcast → a broadcasting linalg.generic copy,
 // slice → tensor.extract_slice (strided), pad → linalg.fill of the value + tensor.insert_slice,
-// concat → tensor.empty + one tensor.insert_slice per operand.
+// concat → tensor.empty + one tensor.insert_slice per operand, split → one tensor.extract_slice
+// per part, iota → a generic without inputs computing linalg.index (+ offset) in the dtype.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Lowering/LoweringUtils.h"
@@ -125,11 +126,58 @@ struct ConcatLowering : mlir::OpRewritePattern<step::ConcatOp> {
   }
 };
 
+struct SplitLowering : mlir::OpRewritePattern<step::SplitOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::SplitOp op, mlir::PatternRewriter &rw) const override {
+    auto inType = llvm::cast<mlir::RankedTensorType>(op.getInput().getType());
+    std::optional<int64_t> axis = step::normalizeAxis(op.getAxis(), inType.getRank());
+    if (!axis) return mlir::failure();
+    llvm::SmallVector<Value> parts;
+    llvm::SmallVector<int64_t> offsets(inType.getRank(), 0);
+    llvm::SmallVector<int64_t> ones(inType.getRank(), 1);
+    for (mlir::OpResult r : op->getResults()) {
+      auto type = llvm::cast<mlir::RankedTensorType>(r.getType());
+      parts.push_back(rw.create<mlir::tensor::ExtractSliceOp>(
+          op.getLoc(), type, op.getInput(), indexAttrs(rw, offsets),
+          indexAttrs(rw, type.getShape()), indexAttrs(rw, ones)));
+      offsets[*axis] += type.getDimSize(*axis);
+    }
+    rw.replaceOp(op, parts);
+    return mlir::success();
+  }
+};
+
+struct IotaLowering : mlir::OpRewritePattern<step::IotaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::IotaOp op, mlir::PatternRewriter &rw) const override {
+    auto type = llvm::cast<mlir::RankedTensorType>(op.getType());
+    std::optional<int64_t> axis = step::normalizeAxis(op.getAxis(), type.getRank());
+    if (!axis) return mlir::failure();
+    mlir::Type element = type.getElementType();
+    int64_t offset = op.getOffset();
+    Value result = elementwise(rw, op.getLoc(), type, mlir::ValueRange{},
+        [&](mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange) -> Value {
+          namespace ar = mlir::arith;
+          Value i = b.create<mlir::linalg::IndexOp>(loc, *axis);
+          Value v = b.create<ar::IndexCastOp>(loc, b.getI64Type(), i);
+          v = b.create<ar::AddIOp>(loc, v, scalarConstant(b, loc, b.getI64Type(), offset));
+          if (isFloat(element)) return b.create<ar::SIToFPOp>(loc, element, v);
+          if (element.isInteger(1))
+            return b.create<ar::CmpIOp>(loc, ar::CmpIPredicate::ne, v,
+                                        scalarConstant(b, loc, b.getI64Type(), 0));
+          if (element.getIntOrFloatBitWidth() < 64) return b.create<ar::TruncIOp>(loc, element, v);
+          return v;
+        });
+    rw.replaceOp(op, result);
+    return mlir::success();
+  }
+};
+
 }  // namespace
 
 void populateShapePatterns(mlir::RewritePatternSet &patterns) {
   patterns.add<ReshapeLowering, TransposeLowering, BroadcastLowering, SliceLowering, PadLowering,
-               ConcatLowering>(patterns.getContext());
+               ConcatLowering, SplitLowering, IotaLowering>(patterns.getContext());
 }
 
 }  // namespace stepc::lowering

@@ -192,6 +192,31 @@ func.func @shape(%x: tensor<2x3x4xf32>, %b: tensor<4xf32>)
 
 // -----
 
+// Tests that split takes one extract_slice per part at running offsets and that iota is a
+// generic without inputs over linalg.index of its axis, plus the offset, in the dtype.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @split_iota
+// CHECK:       %[[A:.+]] = tensor.extract_slice %arg0[0, 0] [2, 2] [1, 1] : tensor<2x6xf32> to tensor<2x2xf32>
+// CHECK:       %[[B:.+]] = tensor.extract_slice %arg0[0, 2] [2, 2] [1, 1] : tensor<2x6xf32> to tensor<2x2xf32>
+// CHECK:       %[[C:.+]] = tensor.extract_slice %arg0[0, 4] [2, 2] [1, 1] : tensor<2x6xf32> to tensor<2x2xf32>
+// CHECK:       %[[I:.+]] = linalg.generic {indexing_maps = [#[[ID]]], iterator_types = ["parallel", "parallel"]} outs(%{{.+}} : tensor<2x6xi32>)
+// CHECK-NEXT:  ^bb0(%{{.+}}: i32):
+// CHECK-NEXT:    %[[IDX:.+]] = linalg.index 1 : index
+// CHECK-NEXT:    %[[I64:.+]] = arith.index_cast %[[IDX]] : index to i64
+// CHECK-NEXT:    %[[OFF:.+]] = arith.constant 3 : i64
+// CHECK-NEXT:    %[[SUM:.+]] = arith.addi %[[I64]], %[[OFF]] : i64
+// CHECK-NEXT:    %[[V:.+]] = arith.trunci %[[SUM]] : i64 to i32
+// CHECK-NEXT:    linalg.yield %[[V]] : i32
+// CHECK:       return %[[A]], %[[B]], %[[C]], %[[I]]
+func.func @split_iota(%x: tensor<2x6xf32>)
+    -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x6xi32>) {
+  %0, %1, %2 = step.split %x {axis = -1, parts = 3} : tensor<2x6xf32>
+  %3 = step.iota %x {axis = -1, dtype = i32, offset = 3} : tensor<2x6xf32>
+  return %0, %1, %2, %3 : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x6xi32>
+}
+
+// -----
+
 // Tests that ops the pass does not cover stay step ops and take lowered values (mixed IR is
 // fine), that unused covered ops are still lowered and uncovered ones kept, and that a
 // step.model is left alone.
