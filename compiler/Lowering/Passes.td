@@ -32,7 +32,9 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
     - shape: reshape (one collapse_shape or expand_shape when the dims group, else through
       1-D), transpose, broadcast, slice (strided), pad (fill + insert_slice), concat
       (insert_slice per operand), split (extract_slice per part), iota (`linalg.index`).
-    Not covered (left as step ops): dropout, cumsum, softmax, log_softmax,
+    - softmax, log_softmax along an axis, f32 and f64 (the maximum is subtracted before
+      exponentiating, as in the interpreter: two reductions and three elementwise generics).
+    Not covered (left as step ops): bf16/f16 softmax and log_softmax, dropout, cumsum,
     layer_norm, rms_norm, cross_entropy, embedding, embedding_grad, conv1d and its gradients,
     call, repeat, custom_grad.
 

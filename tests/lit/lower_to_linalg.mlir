@@ -217,25 +217,57 @@ func.func @split_iota(%x: tensor<2x6xf32>)
 
 // -----
 
+// Tests softmax along axis 0: the maximum over the axis (kept as size 1 and broadcast back),
+// exp of the difference, its sum, and the quotient; log_softmax ends in (x - m) - log(sum).
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ACC:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (0, d1)>
+// CHECK-LABEL: func.func @softmax
+// CHECK:       %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ACC]]], iterator_types = ["reduction", "parallel"]} ins(%arg0 : tensor<2x3xf32>)
+// CHECK:         arith.maximumf
+// CHECK:       %[[M:.+]] = tensor.expand_shape %[[MAX]] {{\[\[}}0, 1]] output_shape [1, 3] : tensor<3xf32> into tensor<1x3xf32>
+// CHECK:       %[[D:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], {{.*}} ins(%arg0, %[[M]] : tensor<2x3xf32>, tensor<1x3xf32>)
+// CHECK:         arith.subf
+// CHECK:       %[[E:.+]] = linalg.generic {{.*}} ins(%[[D]] : tensor<2x3xf32>)
+// CHECK:         math.exp
+// CHECK:       %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ACC]]], iterator_types = ["reduction", "parallel"]} ins(%[[E]] : tensor<2x3xf32>)
+// CHECK:         arith.addf
+// CHECK:       %[[S:.+]] = tensor.expand_shape %[[SUM]]
+// CHECK:       %[[P:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], {{.*}} ins(%[[E]], %[[S]] : tensor<2x3xf32>, tensor<1x3xf32>)
+// CHECK:         arith.divf
+// CHECK:       %[[L:.+]] = linalg.generic {{.*}} ins(%{{[0-9]+}}, %expanded{{.*}} : tensor<2x3xf32>, tensor<1x3xf32>)
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    %[[LOG:.+]] = math.log
+// CHECK-NEXT:    arith.subf %{{.+}}, %[[LOG]]
+// CHECK:       return %[[P]], %[[L]]
+func.func @softmax(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = step.softmax %x {axis = 0} : tensor<2x3xf32>
+  %1 = step.log_softmax %x {axis = 0} : tensor<2x3xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
 // Tests that ops the pass does not cover stay step ops and take lowered values (mixed IR is
 // fine), that unused covered ops are still lowered and uncovered ones kept, and that a
 // step.model is left alone.
 // CHECK-LABEL: func.func @partial
 // CHECK:       %[[E:.+]] = linalg.generic
 // CHECK:         math.exp
-// CHECK:       %[[SM:.+]] = step.softmax %[[E]] : tensor<2x3xf32> -> tensor<2x3xf32>
-// CHECK:       %[[LN:.+]] = step.rms_norm %[[SM]], %arg1 : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+// CHECK:       %[[LN:.+]] = step.rms_norm %[[E]], %arg1 : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
 // CHECK:       step.cumsum %arg0 {axis = 1 : i64}
 // CHECK:       linalg.generic
 // CHECK:         arith.addf
-// CHECK:       return %[[LN]]
-func.func @partial(%x: tensor<2x3xf32>, %g: tensor<3xf32>) -> tensor<2x3xf32> {
+// CHECK:       %[[SM:.+]] = step.softmax %arg2 : tensor<4xbf16> -> tensor<4xbf16>
+// CHECK:       return %[[LN]], %[[SM]]
+func.func @partial(%x: tensor<2x3xf32>, %g: tensor<3xf32>, %h: tensor<4xbf16>)
+    -> (tensor<2x3xf32>, tensor<4xbf16>) {
   %0 = step.exp %x : tensor<2x3xf32>
-  %1 = step.softmax %0 : tensor<2x3xf32>
-  %2 = step.rms_norm %1, %g : tensor<2x3xf32>, tensor<3xf32>
+  %2 = step.rms_norm %0, %g : tensor<2x3xf32>, tensor<3xf32>
   %3 = step.cumsum %x {axis = 1} : tensor<2x3xf32>
   %4 = step.add %x, %x : tensor<2x3xf32>, tensor<2x3xf32>
-  return %2 : tensor<2x3xf32>
+  %5 = step.softmax %h : tensor<4xbf16>
+  return %2, %5 : tensor<2x3xf32>, tensor<4xbf16>
 }
 // CHECK-LABEL: step.model @untouched
 // CHECK:         step.relu

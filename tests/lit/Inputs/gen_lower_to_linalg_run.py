@@ -251,8 +251,8 @@ def reduce(t, axes, fn, init, keep=False):
 
 # ---------------- reductions
 H = """// Numeric tests of --step-lower-to-linalg for reductions: sum, mean and reduce_max over one,
-// several, negative and all axes, with and without keepdim, an integer mean (truncating), and
-// a softmax composed of them.
+// several, negative and all axes, with and without keepdim, an integer mean (truncating), a
+// softmax composed of them, and step.softmax / step.log_softmax along either axis.
 // Lowered, taken to LLVM by upstream mlir-opt, run by mlir-cpu-runner; printed values checked
 // against a float64 reference.
 """ + RUN
@@ -293,6 +293,21 @@ f.case("a softmax composed of reduce_max keepdim, sub, exp, sum keepdim, div",
         "%R_e = step.exp %R_d : tensor<2x4xf32>",
         "%R_s = step.sum %R_e {axes = [-1], keepdim} : tensor<2x4xf32>",
         "%R = step.div %R_e, %R_s : tensor<2x4xf32>, tensor<2x1xf32>"], [2, 4], softmax_rows(X2))
+def log_softmax_rows(t):
+    out = []
+    for r in range(t.shape[0]):
+        row = t.data[r * t.shape[1]:(r + 1) * t.shape[1]]
+        m = max(row); z = math.log(sum(math.exp(v - m) for v in row))
+        out += [v - m - z for v in row]
+    return T(t.shape, out)
+f.case("step.softmax (axis -1)", ["%R = step.softmax %x2 : tensor<2x4xf32>"], [2, 4], softmax_rows(X2))
+f.case("step.log_softmax (axis -1)", ["%R = step.log_softmax %x2 : tensor<2x4xf32>"], [2, 4], log_softmax_rows(X2))
+def cols(t):
+    return T([t.shape[1], t.shape[0]], [t.at([i, j]) for j in range(t.shape[1]) for i in range(t.shape[0])])
+f.case("step.softmax {axis = 0}", ["%R = step.softmax %x2 {axis = 0} : tensor<2x4xf32>"], [2, 4],
+       cols(softmax_rows(cols(X2))))
+f.case("step.log_softmax {axis = 0}", ["%R = step.log_softmax %x2 {axis = 0} : tensor<2x4xf32>"], [2, 4],
+       cols(log_softmax_rows(cols(X2))))
 f.case("step.mean on i32 axes = [1] truncates toward zero; step.reduce_max on i32",
        ["%R_m = step.mean %i {axes = [1]} : tensor<2x3xi32>", "%R_x = step.reduce_max %i {axes = [1]} : tensor<2x3xi32>",
         "%R_s = step.add %R_m, %R_x : tensor<2xi32>, tensor<2xi32>",
