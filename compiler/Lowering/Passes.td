@@ -34,8 +34,11 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
       (insert_slice per operand), split (extract_slice per part), iota (`linalg.index`).
     - softmax, log_softmax along an axis, f32 and f64 (the maximum is subtracted before
       exponentiating, as in the interpreter: two reductions and three elementwise generics).
-    Not covered (left as step ops): bf16/f16 softmax and log_softmax, dropout, cumsum,
-    layer_norm, rms_norm, cross_entropy, embedding, embedding_grad, conv1d and its gradients,
+    - cross_entropy (f32, f64; mean, sum, none): log_softmax, the target's entry read with
+      `tensor.extract` in a generic over the targets, then the reduction. Targets must be in
+      range; the compiled code does not check them.
+    Not covered (left as step ops): bf16/f16 softmax, log_softmax and cross_entropy, dropout,
+    cumsum, layer_norm, rms_norm, embedding, embedding_grad, conv1d and its gradients,
     call, repeat, custom_grad.
 
     Before:

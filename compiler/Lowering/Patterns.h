@@ -14,7 +14,7 @@ void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateContractionPatterns(mlir::RewritePatternSet &patterns);
 /// reshape, transpose, broadcast, slice, pad, concat, split, iota.
 void populateShapePatterns(mlir::RewritePatternSet &patterns);
-/// softmax, log_softmax (f32, f64).
+/// softmax, log_softmax, cross_entropy (f32, f64).
 void populateSoftmaxPatterns(mlir::RewritePatternSet &patterns);
 
 }  // namespace stepc::lowering

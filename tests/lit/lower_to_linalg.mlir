@@ -248,6 +248,34 @@ func.func @softmax(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
 
 // -----
 
+// Tests cross_entropy: log_softmax over the last axis, then a generic over the targets that
+// reads each position's target entry with tensor.extract and negates it, then a reduction over
+// every position into a rank-0 accumulator and, for the mean, a division by the count.
+// CHECK-DAG: #[[T:.+]] = affine_map<(d0) -> (d0)>
+// CHECK-DAG: #[[ALL:.+]] = affine_map<(d0) -> ()>
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK:       math.log
+// CHECK:       %[[LOSSES:.+]] = linalg.generic {indexing_maps = [#[[T]], #[[T]]], iterator_types = ["parallel"]} ins(%arg1 : tensor<3xi32>) outs(%{{.+}} : tensor<3xf32>)
+// CHECK-NEXT:  ^bb0(%[[TGT:.+]]: i32, %{{.+}}: f32):
+// CHECK-NEXT:    %[[ROW:.+]] = linalg.index 0 : index
+// CHECK-NEXT:    %[[COL:.+]] = arith.index_cast %[[TGT]] : i32 to index
+// CHECK-NEXT:    %[[V:.+]] = tensor.extract %{{.+}}[%[[ROW]], %[[COL]]] : tensor<3x5xf32>
+// CHECK-NEXT:    %[[NEG:.+]] = arith.negf %[[V]] : f32
+// CHECK-NEXT:    linalg.yield %[[NEG]] : f32
+// CHECK:       %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[T]], #[[ALL]]], iterator_types = ["reduction"]} ins(%[[LOSSES]] : tensor<3xf32>) outs(%{{.+}} : tensor<f32>)
+// CHECK:       %[[MEAN:.+]] = linalg.generic
+// CHECK:         arith.constant 3.000000e+00 : f32
+// CHECK:         arith.divf
+// CHECK:       return %[[MEAN]], %{{.+}}
+func.func @cross_entropy(%logits: tensor<3x5xf32>, %targets: tensor<3xi32>)
+    -> (tensor<f32>, tensor<3xf32>) {
+  %0 = step.cross_entropy %logits, %targets : tensor<3x5xf32>, tensor<3xi32>
+  %1 = step.cross_entropy %logits, %targets {reduction = "none"} : tensor<3x5xf32>, tensor<3xi32>
+  return %0, %1 : tensor<f32>, tensor<3xf32>
+}
+
+// -----
+
 // Tests that ops the pass does not cover stay step ops and take lowered values (mixed IR is
 // fine), that unused covered ops are still lowered and uncovered ones kept, and that a
 // step.model is left alone.

@@ -252,7 +252,8 @@ def reduce(t, axes, fn, init, keep=False):
 # ---------------- reductions
 H = """// Numeric tests of --step-lower-to-linalg for reductions: sum, mean and reduce_max over one,
 // several, negative and all axes, with and without keepdim, an integer mean (truncating), a
-// softmax composed of them, and step.softmax / step.log_softmax along either axis.
+// softmax composed of them, step.softmax / step.log_softmax along either axis, and
+// step.cross_entropy (none, mean, sum).
 // Lowered, taken to LLVM by upstream mlir-opt, run by mlir-cpu-runner; printed values checked
 // against a float64 reference.
 """ + RUN
@@ -308,6 +309,20 @@ f.case("step.softmax {axis = 0}", ["%R = step.softmax %x2 {axis = 0} : tensor<2x
        cols(softmax_rows(cols(X2))))
 f.case("step.log_softmax {axis = 0}", ["%R = step.log_softmax %x2 {axis = 0} : tensor<2x4xf32>"], [2, 4],
        cols(log_softmax_rows(cols(X2))))
+Tg = T([2], [3, 0], "i32"); f.const("tg", Tg)
+ce = [-v for v in log_softmax_rows(X2).data]
+ce = [ce[0 * 4 + 3], ce[1 * 4 + 0]]
+f.case('step.cross_entropy {reduction = "none"}',
+       ['%R = step.cross_entropy %x2, %tg {reduction = "none"} : tensor<2x4xf32>, tensor<2xi32>'], [2], T([2], ce))
+f.case("step.cross_entropy (mean)", ["%R = step.cross_entropy %x2, %tg : tensor<2x4xf32>, tensor<2xi32>"], [],
+       T([], [sum(ce) / 2]))
+L3 = T([2, 2, 3], [0.5, -1.0, 2.0, 0.0, 0.0, 0.0, 3.0, 1.0, -2.0, -0.5, 0.25, 4.0]); f.const("l3", L3)
+T3 = T([2, 2], [2, 1, 0, 1], "i64"); f.const("t3", T3)
+rows = log_softmax_rows(T([4, 3], L3.data)).data
+ce3 = [-rows[p * 3 + int(T3.data[p])] for p in range(4)]
+f.case('step.cross_entropy {reduction = "sum"} of [2, 2, 3] logits, i64 targets',
+       ['%R = step.cross_entropy %l3, %t3 {reduction = "sum"} : tensor<2x2x3xf32>, tensor<2x2xi64>'], [],
+       T([], [sum(ce3)]))
 f.case("step.mean on i32 axes = [1] truncates toward zero; step.reduce_max on i32",
        ["%R_m = step.mean %i {axes = [1]} : tensor<2x3xi32>", "%R_x = step.reduce_max %i {axes = [1]} : tensor<2x3xi32>",
         "%R_s = step.add %R_m, %R_x : tensor<2xi32>, tensor<2xi32>",
