@@ -10,6 +10,7 @@
 
 func.func private @printMemrefF32(tensor<*xf32>)
 
+
 func.func @main() {
   %a = arith.constant dense<[[1.25, 0.75, 0.25], [-0.25, -0.75, -1.25]]> : tensor<2x3xf32>
   %w = arith.constant dense<[[0.75, 0.25, -0.25, -0.75], [-1.25, 1.5, 1.0, 0.5], [0.0, -0.5, -1.0, -1.5]]> : tensor<3x4xf32>

@@ -10,6 +10,7 @@
 
 func.func private @printMemrefF32(tensor<*xf32>)
 
+
 func.func @main() {
   %x = arith.constant dense<[[-2.0, -0.5, 0.0], [0.5, 1.0, 2.0]]> : tensor<2x3xf32>
   %p = arith.constant dense<[[0.25, 0.5, 1.0], [2.0, 4.0, 9.0]]> : tensor<2x3xf32>

@@ -12,6 +12,7 @@
 
 func.func private @printMemrefF32(tensor<*xf32>)
 
+
 func.func @main() {
   %x = arith.constant dense<[[[-2.0, 1.5, -0.5, 3.0], [1.0, -1.0, 2.5, 0.5], [-1.5, 2.0, 0.0, -2.0]], [[1.5, -0.5, 3.0, 1.0], [-1.0, 2.5, 0.5, -1.5], [2.0, 0.0, -2.0, 1.5]]]> : tensor<2x3x4xf32>
   %i = arith.constant dense<[[-7, 2, 4], [1, 5, 9]]> : tensor<2x3xi32>
