@@ -2,10 +2,10 @@
 //
 // Rewrites the covered step ops directly inside func.func bodies into linalg on tensors,
 // tensor, arith and math (patterns by op family: ElementwisePatterns, ReductionPatterns,
-// ContractionPatterns, ShapePatterns, SoftmaxPatterns). Each op is offered to the patterns
-// once, in program order (operands are lowered before their users): an op without a pattern,
-// or one a pattern declines, stays as it is, and nothing else is touched (no folding, no
-// dead-code removal).
+// ContractionPatterns, ShapePatterns, SoftmaxPatterns, NormPatterns). Each op is offered to
+// the patterns once, in program order (operands are lowered before their users): an op without
+// a pattern, or one a pattern declines, stays as it is, and nothing else is touched (no
+// folding, no dead-code removal).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Lowering/Passes.h"
@@ -28,6 +28,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     populateContractionPatterns(patterns);
     populateShapePatterns(patterns);
     populateSoftmaxPatterns(patterns);
+    populateNormPatterns(patterns);
     mlir::FrozenRewritePatternSet frozen(std::move(patterns));
 
     // The step ops of func.func bodies (not those nested in step regions).

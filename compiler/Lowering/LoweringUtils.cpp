@@ -1,6 +1,7 @@
 //===- LoweringUtils.cpp - helpers shared by the linalg patterns ---------===//
 #include "compiler/Lowering/LoweringUtils.h"
 
+#include <limits>
 #include <numeric>
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -99,6 +100,43 @@ mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                                                    llvm::ArrayRef<mlir::ReassociationIndices>{});
   if (type.getRank() == 1) return flat;
   return b.create<mlir::tensor::ExpandShapeOp>(loc, type, flat, allDims(type.getRank()));
+}
+
+mlir::Value reduceAxisKeepdim(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+                              int64_t axis, bool max) {
+  auto type = llvm::cast<mlir::RankedTensorType>(input.getType());
+  mlir::Type element = type.getElementType();
+  int64_t rank = type.getRank();
+  llvm::SmallVector<int64_t> accShape;
+  llvm::SmallVector<mlir::AffineExpr> accExprs;
+  llvm::SmallVector<mlir::utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == axis) {
+      iterators.push_back(mlir::utils::IteratorType::reduction);
+      continue;
+    }
+    accShape.push_back(type.getDimSize(d));
+    accExprs.push_back(b.getAffineDimExpr(d));
+    iterators.push_back(mlir::utils::IteratorType::parallel);
+  }
+  auto accType = mlir::RankedTensorType::get(accShape, element);
+  mlir::Value acc =
+      filledTensor(b, loc, accType, max ? -std::numeric_limits<double>::infinity() : 0.0);
+  llvm::SmallVector<mlir::AffineMap> maps = {
+      b.getMultiDimIdentityMap(rank), mlir::AffineMap::get(rank, 0, accExprs, b.getContext())};
+  auto generic = b.create<mlir::linalg::GenericOp>(
+      loc, mlir::TypeRange{accType}, mlir::ValueRange{input}, mlir::ValueRange{acc}, maps,
+      iterators, [&](mlir::OpBuilder &nb, mlir::Location l, mlir::ValueRange args) {
+        mlir::Value r;
+        if (max)
+          r = nb.create<mlir::arith::MaximumFOp>(l, args[1], args[0]);
+        else
+          r = nb.create<mlir::arith::AddFOp>(l, args[1], args[0]);
+        nb.create<mlir::linalg::YieldOp>(l, r);
+      });
+  llvm::SmallVector<int64_t> keepShape(type.getShape());
+  keepShape[axis] = 1;
+  return reshapeTo(b, loc, generic.getResult(0), mlir::RankedTensorType::get(keepShape, element));
 }
 
 }  // namespace stepc::lowering

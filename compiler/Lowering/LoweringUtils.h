@@ -41,6 +41,11 @@ mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTens
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                       mlir::RankedTensorType type);
 
+/// Reduces a float `input` along `axis` by max (from -inf, NaN-propagating) or sum (from 0);
+/// the result keeps the axis as size 1, so elementwise() broadcasts it back.
+mlir::Value reduceAxisKeepdim(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+                              int64_t axis, bool max);
+
 bool isFloat(mlir::Type elementType);
 
 }  // namespace stepc::lowering

@@ -37,8 +37,10 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
     - cross_entropy (f32, f64; mean, sum, none): log_softmax, the target's entry read with
       `tensor.extract` in a generic over the targets, then the reduction. Targets must be in
       range; the compiled code does not check them.
-    Not covered (left as step ops): bf16/f16 softmax, log_softmax and cross_entropy, dropout,
-    cumsum, layer_norm, rms_norm, embedding, embedding_grad, conv1d and its gradients,
+    - layer_norm, rms_norm over the last dimension (f32, f64; biased variance, as in the
+      interpreter).
+    Not covered (left as step ops): bf16/f16 softmax, log_softmax, cross_entropy, layer_norm
+    and rms_norm, dropout, cumsum, embedding, embedding_grad, conv1d and its gradients,
     call, repeat, custom_grad.
 
     Before:

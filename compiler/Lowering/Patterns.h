@@ -14,6 +14,8 @@ void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateContractionPatterns(mlir::RewritePatternSet &patterns);
 /// reshape, transpose, broadcast, slice, pad, concat, split, iota.
 void populateShapePatterns(mlir::RewritePatternSet &patterns);
+/// layer_norm, rms_norm (f32, f64).
+void populateNormPatterns(mlir::RewritePatternSet &patterns);
 /// softmax, log_softmax, cross_entropy (f32, f64).
 void populateSoftmaxPatterns(mlir::RewritePatternSet &patterns);
 

@@ -8,8 +8,6 @@
 // stay step ops for now.
 //
 //===----------------------------------------------------------------------===//
-#include <limits>
-
 #include "compiler/Lowering/LoweringUtils.h"
 #include "compiler/Lowering/Patterns.h"
 #include "dialects/step/IR/ShapeRules.h"
@@ -20,44 +18,6 @@ namespace stepc::lowering {
 namespace {
 
 using mlir::Value;
-
-// Reduces `input` along `axis` by max or sum; the result keeps the axis as size 1.
-Value reduceAxisKeepdim(mlir::PatternRewriter &rw, mlir::Location loc, Value input, int64_t axis,
-                        bool max) {
-  auto type = llvm::cast<mlir::RankedTensorType>(input.getType());
-  mlir::Type element = type.getElementType();
-  int64_t rank = type.getRank();
-  llvm::SmallVector<int64_t> accShape;
-  llvm::SmallVector<mlir::AffineExpr> accExprs;
-  llvm::SmallVector<mlir::utils::IteratorType> iterators;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (d == axis) {
-      iterators.push_back(mlir::utils::IteratorType::reduction);
-      continue;
-    }
-    accShape.push_back(type.getDimSize(d));
-    accExprs.push_back(rw.getAffineDimExpr(d));
-    iterators.push_back(mlir::utils::IteratorType::parallel);
-  }
-  auto accType = mlir::RankedTensorType::get(accShape, element);
-  Value acc = filledTensor(rw, loc, accType,
-                           max ? -std::numeric_limits<double>::infinity() : 0.0);
-  llvm::SmallVector<mlir::AffineMap> maps = {
-      rw.getMultiDimIdentityMap(rank), mlir::AffineMap::get(rank, 0, accExprs, rw.getContext())};
-  Value reduced =
-      rw.create<mlir::linalg::GenericOp>(
-            loc, mlir::TypeRange{accType}, mlir::ValueRange{input}, mlir::ValueRange{acc}, maps,
-            iterators,
-            [&](mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange args) {
-              Value r = max ? Value(b.create<mlir::arith::MaximumFOp>(l, args[1], args[0]))
-                            : Value(b.create<mlir::arith::AddFOp>(l, args[1], args[0]));
-              b.create<mlir::linalg::YieldOp>(l, r);
-            })
-          .getResult(0);
-  llvm::SmallVector<int64_t> keepShape(type.getShape());
-  keepShape[axis] = 1;
-  return reshapeTo(rw, loc, reduced, mlir::RankedTensorType::get(keepShape, element));
-}
 
 // softmax (or log_softmax) of `x` along `axis`.
 Value softmaxOf(mlir::PatternRewriter &rw, mlir::Location loc, Value x, int64_t axis, bool log) {

@@ -276,23 +276,53 @@ func.func @cross_entropy(%logits: tensor<3x5xf32>, %targets: tensor<3xi32>)
 
 // -----
 
+// Tests layer_norm over the last dimension: the row sum (kept as size 1) gives the centred
+// values, the sum of their squares the scale 1 / sqrt(var + eps), then one generic applies
+// scale, gamma and beta; rms_norm skips the centring.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @norms
+// CHECK:       %[[SUM:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<2x3xf32>)
+// CHECK:       %[[S:.+]] = tensor.expand_shape %[[SUM]] {{\[\[}}0, 1]] output_shape [2, 1]
+// CHECK:       %[[CEN:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[COL]], #[[ID]]], {{.*}} ins(%arg0, %[[S]] : tensor<2x3xf32>, tensor<2x1xf32>)
+// CHECK:         arith.constant 3.000000e+00 : f32
+// CHECK:         arith.divf
+// CHECK:         arith.subf
+// CHECK:       %[[SQ:.+]] = linalg.generic {{.*}} ins(%[[CEN]] : tensor<2x3xf32>)
+// CHECK:       %[[SSQ:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[SQ]] : tensor<2x3xf32>)
+// CHECK:       %[[V:.+]] = tensor.expand_shape %[[SSQ]]
+// CHECK:       %[[LN:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[COL]], #[[C]], #[[C]], #[[ID]]], {{.*}} ins(%[[CEN]], %[[V]], %arg1, %arg2 : tensor<2x3xf32>, tensor<2x1xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK:         arith.constant 9.99999974E-6 : f32
+// CHECK:         math.sqrt
+// CHECK:       %[[RMS:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[COL]], #[[C]], #[[ID]]], {{.*}} ins(%arg0, %{{.+}}, %arg1 : tensor<2x3xf32>, tensor<2x1xf32>, tensor<3xf32>)
+// CHECK:       return %[[LN]], %[[RMS]]
+func.func @norms(%x: tensor<2x3xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>)
+    -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = step.layer_norm %x, %g, %b : tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>
+  %1 = step.rms_norm %x, %g : tensor<2x3xf32>, tensor<3xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
 // Tests that ops the pass does not cover stay step ops and take lowered values (mixed IR is
 // fine), that unused covered ops are still lowered and uncovered ones kept, and that a
 // step.model is left alone.
 // CHECK-LABEL: func.func @partial
 // CHECK:       %[[E:.+]] = linalg.generic
 // CHECK:         math.exp
-// CHECK:       %[[LN:.+]] = step.rms_norm %[[E]], %arg1 : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
-// CHECK:       step.cumsum %arg0 {axis = 1 : i64}
+// CHECK:       %[[LN:.+]] = step.cumsum %[[E]] {axis = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK:       step.embedding %arg1, %arg3
 // CHECK:       linalg.generic
 // CHECK:         arith.addf
 // CHECK:       %[[SM:.+]] = step.softmax %arg2 : tensor<4xbf16> -> tensor<4xbf16>
 // CHECK:       return %[[LN]], %[[SM]]
-func.func @partial(%x: tensor<2x3xf32>, %g: tensor<3xf32>, %h: tensor<4xbf16>)
-    -> (tensor<2x3xf32>, tensor<4xbf16>) {
+func.func @partial(%x: tensor<2x3xf32>, %g: tensor<5x3xf32>, %h: tensor<4xbf16>,
+                    %ids: tensor<2xi32>) -> (tensor<2x3xf32>, tensor<4xbf16>) {
   %0 = step.exp %x : tensor<2x3xf32>
-  %2 = step.rms_norm %0, %g : tensor<2x3xf32>, tensor<3xf32>
-  %3 = step.cumsum %x {axis = 1} : tensor<2x3xf32>
+  %2 = step.cumsum %0 {axis = 1} : tensor<2x3xf32>
+  %3 = step.embedding %g, %ids : tensor<5x3xf32>, tensor<2xi32>
   %4 = step.add %x, %x : tensor<2x3xf32>, tensor<2x3xf32>
   %5 = step.softmax %h : tensor<4xbf16>
   return %2, %5 : tensor<2x3xf32>, tensor<4xbf16>

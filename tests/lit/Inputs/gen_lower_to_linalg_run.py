@@ -252,8 +252,8 @@ def reduce(t, axes, fn, init, keep=False):
 # ---------------- reductions
 H = """// Numeric tests of --step-lower-to-linalg for reductions: sum, mean and reduce_max over one,
 // several, negative and all axes, with and without keepdim, an integer mean (truncating), a
-// softmax composed of them, step.softmax / step.log_softmax along either axis, and
-// step.cross_entropy (none, mean, sum).
+// softmax composed of them, step.softmax / step.log_softmax along either axis,
+// step.cross_entropy (none, mean, sum), step.layer_norm and step.rms_norm.
 // Lowered, taken to LLVM by upstream mlir-opt, run by mlir-cpu-runner; printed values checked
 // against a float64 reference.
 """ + RUN
@@ -309,6 +309,24 @@ f.case("step.softmax {axis = 0}", ["%R = step.softmax %x2 {axis = 0} : tensor<2x
        cols(softmax_rows(cols(X2))))
 f.case("step.log_softmax {axis = 0}", ["%R = step.log_softmax %x2 {axis = 0} : tensor<2x4xf32>"], [2, 4],
        cols(log_softmax_rows(cols(X2))))
+def norm_rows(t, gamma, beta, eps, centre):
+    out = []
+    c = t.shape[-1]
+    for r in range(len(t.data) // c):
+        row = t.data[r * c:(r + 1) * c]
+        mean = sum(row) / c if centre else 0.0
+        ms = sum((v - mean) ** 2 for v in row) / c
+        out += [(v - mean) / math.sqrt(ms + eps) * gamma[k] + (beta[k] if beta else 0.0)
+                for k, v in enumerate(row)]
+    return T(t.shape, out)
+Gm = T([4], [1.0, 0.5, -2.0, 1.5]); f.const("gm", Gm)
+Bt = T([4], [0.0, 0.25, -0.5, 1.0]); f.const("bt", Bt)
+f.case("step.layer_norm {eps = 1.0e-5}",
+       ["%R = step.layer_norm %x2, %gm, %bt {eps = 1.0e-5} : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>"],
+       [2, 4], norm_rows(X2, Gm.data, Bt.data, 1e-5, True))
+f.case("step.rms_norm {eps = 0.5} of [2, 3, 4] values",
+       ["%R = step.rms_norm %x, %gm {eps = 0.5} : tensor<2x3x4xf32>, tensor<4xf32>"],
+       [2, 3, 4], norm_rows(X, Gm.data, None, 0.5, False))
 Tg = T([2], [3, 0], "i32"); f.const("tg", Tg)
 ce = [-v for v in log_softmax_rows(X2).data]
 ce = [ce[0 * 4 + 3], ce[1 * 4 + 0]]
