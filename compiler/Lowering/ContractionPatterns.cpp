@@ -1,10 +1,10 @@
-//===- ContractionPatterns.cpp - matmul / batch_matmul → linalg ----------===//
+//===- ContractionPatterns.cpp - matmul / batch_matmul / embedding → linalg ===//
 //
 // Plain cases use named ops: a 2-D step.matmul is linalg.matmul (an N-D lhs without
 // transpose_lhs is collapsed to 2-D first and the result expanded back), a rank-3
 // step.batch_matmul is linalg.batch_matmul. Transposed operands and higher-rank batches become
 // one linalg.generic contraction whose indexing maps do the transposes. The accumulator is a
-// linalg.fill of zero in the element type.
+// linalg.fill of zero in the element type. embedding (a gather of table rows) lives here too.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Lowering/LoweringUtils.h"
@@ -120,10 +120,41 @@ struct BatchMatmulLowering : mlir::OpRewritePattern<step::BatchMatmulOp> {
   }
 };
 
+// embedding: a generic over the result [..., D] reading the id of each position (its map drops
+// the last loop) and the table entry [id, d] with tensor.extract. Ids must be in range: the
+// compiled code does not check them (the interpreter does).
+struct EmbeddingLowering : mlir::OpRewritePattern<step::EmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::EmbeddingOp op,
+                                      mlir::PatternRewriter &rw) const override {
+    mlir::Location loc = op.getLoc();
+    auto resultType = llvm::cast<mlir::RankedTensorType>(op.getType());
+    int64_t rank = resultType.getRank();
+    llvm::SmallVector<mlir::AffineExpr> idExprs;
+    for (int64_t d = 0; d < rank - 1; ++d) idExprs.push_back(rw.getAffineDimExpr(d));
+    llvm::SmallVector<mlir::AffineMap> maps = {mlir::AffineMap::get(rank, 0, idExprs, getContext()),
+                                               rw.getMultiDimIdentityMap(rank)};
+    llvm::SmallVector<mlir::utils::IteratorType> iterators(rank,
+                                                           mlir::utils::IteratorType::parallel);
+    Value table = op.getTable();
+    auto generic = rw.create<mlir::linalg::GenericOp>(
+        loc, mlir::TypeRange{resultType}, mlir::ValueRange{op.getIds()},
+        mlir::ValueRange{emptyTensor(rw, loc, resultType)}, maps, iterators,
+        [&](mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange args) {
+          Value row = b.create<mlir::arith::IndexCastOp>(l, b.getIndexType(), args[0]);
+          Value col = b.create<mlir::linalg::IndexOp>(l, rank - 1);
+          Value v = b.create<mlir::tensor::ExtractOp>(l, table, mlir::ValueRange{row, col});
+          b.create<mlir::linalg::YieldOp>(l, v);
+        });
+    rw.replaceOp(op, generic.getResult(0));
+    return mlir::success();
+  }
+};
+
 }  // namespace
 
 void populateContractionPatterns(mlir::RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering, BatchMatmulLowering>(patterns.getContext());
+  patterns.add<MatmulLowering, BatchMatmulLowering, EmbeddingLowering>(patterns.getContext());
 }
 
 }  // namespace stepc::lowering

@@ -28,7 +28,8 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
     - contractions: matmul (2-D `linalg.matmul`; an N-D lhs without transpose_lhs is
       collapsed to 2-D; transposes become a `linalg.generic` contraction), batch_matmul
       (rank 3 without transposes: `linalg.batch_matmul`; otherwise a `linalg.generic`).
-      Accumulation is in the element type.
+      Accumulation is in the element type. embedding: a generic over the result reading
+      `table[id, d]` with `tensor.extract` (ids must be in range; not checked).
     - shape: reshape (one collapse_shape or expand_shape when the dims group, else through
       1-D), transpose, broadcast, slice (strided), pad (fill + insert_slice), concat
       (insert_slice per operand), split (extract_slice per part), iota (`linalg.index`).
@@ -40,7 +41,7 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
     - layer_norm, rms_norm over the last dimension (f32, f64; biased variance, as in the
       interpreter).
     Not covered (left as step ops): bf16/f16 softmax, log_softmax, cross_entropy, layer_norm
-    and rms_norm, dropout, cumsum, embedding, embedding_grad, conv1d and its gradients,
+    and rms_norm, dropout, cumsum, embedding_grad, conv1d and its gradients,
     call, repeat, custom_grad.
 
     Before:

@@ -10,7 +10,7 @@ namespace stepc::lowering {
 void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
 /// sum, mean, reduce_max.
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
-/// matmul, batch_matmul.
+/// matmul, batch_matmul, embedding.
 void populateContractionPatterns(mlir::RewritePatternSet &patterns);
 /// reshape, transpose, broadcast, slice, pad, concat, split, iota.
 void populateShapePatterns(mlir::RewritePatternSet &patterns);

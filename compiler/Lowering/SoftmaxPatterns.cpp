@@ -34,7 +34,8 @@ Value softmaxOf(mlir::PatternRewriter &rw, mlir::Location loc, Value x, int64_t 
   Value s = reduceAxisKeepdim(rw, loc, e, axis, /*max=*/false);
   return elementwise(rw, loc, type, mlir::ValueRange{log ? shifted : e, s},
       [&](mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange a) -> Value {
-        if (log) return b.create<mlir::arith::SubFOp>(l, a[0], b.create<mlir::math::LogOp>(l, a[1]));
+        if (log)
+          return b.create<mlir::arith::SubFOp>(l, a[0], b.create<mlir::math::LogOp>(l, a[1]));
         return b.create<mlir::arith::DivFOp>(l, a[0], a[1]);
       });
 }

@@ -306,6 +306,25 @@ func.func @norms(%x: tensor<2x3xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>)
 
 // -----
 
+// Tests that embedding is a generic over the result whose id operand drops the last loop, and
+// whose body reads table[id, d] with tensor.extract.
+// CHECK-DAG: #[[IDS:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @embedding
+// CHECK:       %[[G:.+]] = linalg.generic {indexing_maps = [#[[IDS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x3xi64>) outs(%{{.+}} : tensor<2x3x4xf32>)
+// CHECK-NEXT:  ^bb0(%[[ID:.+]]: i64, %{{.+}}: f32):
+// CHECK-NEXT:    %[[ROW:.+]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK-NEXT:    %[[COL:.+]] = linalg.index 2 : index
+// CHECK-NEXT:    %[[V:.+]] = tensor.extract %arg0[%[[ROW]], %[[COL]]] : tensor<7x4xf32>
+// CHECK-NEXT:    linalg.yield %[[V]] : f32
+// CHECK:       return %[[G]]
+func.func @embedding(%table: tensor<7x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+  %0 = step.embedding %table, %ids : tensor<7x4xf32>, tensor<2x3xi64>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
 // Tests that ops the pass does not cover stay step ops and take lowered values (mixed IR is
 // fine), that unused covered ops are still lowered and uncovered ones kept, and that a
 // step.model is left alone.
@@ -313,16 +332,16 @@ func.func @norms(%x: tensor<2x3xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>)
 // CHECK:       %[[E:.+]] = linalg.generic
 // CHECK:         math.exp
 // CHECK:       %[[LN:.+]] = step.cumsum %[[E]] {axis = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
-// CHECK:       step.embedding %arg1, %arg3
+// CHECK:       step.conv1d %arg1, %arg3
 // CHECK:       linalg.generic
 // CHECK:         arith.addf
 // CHECK:       %[[SM:.+]] = step.softmax %arg2 : tensor<4xbf16> -> tensor<4xbf16>
 // CHECK:       return %[[LN]], %[[SM]]
-func.func @partial(%x: tensor<2x3xf32>, %g: tensor<5x3xf32>, %h: tensor<4xbf16>,
-                    %ids: tensor<2xi32>) -> (tensor<2x3xf32>, tensor<4xbf16>) {
+func.func @partial(%x: tensor<2x3xf32>, %g: tensor<1x4x3xf32>, %h: tensor<4xbf16>,
+                    %k: tensor<2x3x5xf32>) -> (tensor<2x3xf32>, tensor<4xbf16>) {
   %0 = step.exp %x : tensor<2x3xf32>
   %2 = step.cumsum %0 {axis = 1} : tensor<2x3xf32>
-  %3 = step.embedding %g, %ids : tensor<5x3xf32>, tensor<2xi32>
+  %3 = step.conv1d %g, %k : tensor<1x4x3xf32>, tensor<2x3x5xf32>
   %4 = step.add %x, %x : tensor<2x3xf32>, tensor<2x3xf32>
   %5 = step.softmax %h : tensor<4xbf16>
   return %2, %5 : tensor<2x3xf32>, tensor<4xbf16>

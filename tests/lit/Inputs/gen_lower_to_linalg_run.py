@@ -350,9 +350,9 @@ f.write()
 
 # ---------------- contractions
 H = """// Numeric tests of --step-lower-to-linalg for contractions: matmul (2-D, transposed operands,
-// 3-D lhs), batch_matmul (rank 3 plain and transposed, rank 4), and a dense layer. Lowered,
-// taken to LLVM by upstream mlir-opt, run by mlir-cpu-runner; printed values checked against a
-// float64 reference.
+// 3-D lhs), batch_matmul (rank 3 plain and transposed, rank 4), a dense layer and embedding.
+// Lowered, taken to LLVM by upstream mlir-opt, run by mlir-cpu-runner; printed values checked
+// against a float64 reference.
 """ + RUN
 f = File("lower_to_linalg_run_contraction.mlir", H)
 def mk(shape, seed):
@@ -398,6 +398,10 @@ f.case("a dense layer: sum over [0, 1] of relu(x @ w + bias)",
         "%R_b = step.add %R_h, %bias : tensor<2x2x4xf32>, tensor<4xf32>",
         "%R_r = step.relu %R_b : tensor<2x2x4xf32>",
         "%R = step.sum %R_r {axes = [0, 1]} : tensor<2x2x4xf32>"], [4], ref)
+Tab = c("table", mk([5, 3], 8)); Ids = c("ids", T([2, 2], [4, 0, 2, 4], "i32"))
+f.case("step.embedding of [5, 3] rows by [2, 2] ids",
+       ["%R = step.embedding %table, %ids : tensor<5x3xf32>, tensor<2x2xi32>"], [2, 2, 3],
+       T([2, 2, 3], [Tab.at([int(i), d]) for i in Ids.data for d in range(3)]))
 case("step.batch_matmul rank 4 transpose_rhs (attention scores)", "q", "k", " {transpose_rhs}", mm(Q, tr(Kk), True), "batch_matmul")
 f.write()
 
