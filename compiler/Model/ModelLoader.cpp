@@ -1,6 +1,7 @@
 //===- ModelLoader.cpp - read, override and verify a model file ----------===//
 #include "compiler/Model/ModelLoader.h"
 
+#include "dialects/step/IR/ShapeRules.h"
 #include "dialects/step/IR/StepAsm.h"
 #include "llvm/Support/SourceMgr.h"
 #include "mlir/IR/Verifier.h"
@@ -66,16 +67,10 @@ mlir::LogicalResult applyBatchOverride(step::ModelOp model, int64_t batch) {
           }
           return mlir::WalkResult::advance();
         }
-        auto infer = llvm::dyn_cast<mlir::InferTypeOpInterface>(op);
-        if (!infer) return mlir::WalkResult::advance();
-        llvm::SmallVector<mlir::Type> types;
-        if (failed(infer.inferReturnTypes(op->getContext(), op->getLoc(), op->getOperands(),
-                                          op->getAttrDictionary(), op->getPropertiesStorage(),
-                                          op->getRegions(), types))) {
+        if (failed(step::reinferResultTypes(op))) {
           mlir::emitRemark(op->getLoc()) << "this op no longer fits after --batch=" << batch;
           return mlir::WalkResult::interrupt();
         }
-        for (auto [result, type] : llvm::zip(op->getResults(), types)) result.setType(type);
         return mlir::WalkResult::advance();
       });
   if (walk.wasInterrupted()) return mlir::failure();

@@ -1,6 +1,8 @@
 //===- ForwardClone.cpp - the model's forward graph as plain values ------===//
 #include "compiler/Training/ForwardClone.h"
 
+#include "dialects/step/IR/ShapeRules.h"
+
 #include "mlir/IR/IRMapping.h"
 
 namespace stepc::train {
@@ -35,15 +37,7 @@ class ForwardEmitter {
             dropout && step && !dropout.getStep() && !inIsolatedRegion())
           dropout.getStepMutable().assign(step);
         // Operands may have new shapes (a micro-batch): re-infer the result types.
-        if (auto infer = llvm::dyn_cast<mlir::InferTypeOpInterface>(clone)) {
-          llvm::SmallVector<mlir::Type> types;
-          if (failed(infer.inferReturnTypes(clone->getContext(), clone->getLoc(),
-                                            clone->getOperands(), clone->getAttrDictionary(),
-                                            clone->getPropertiesStorage(), clone->getRegions(),
-                                            types)))
-            return mlir::failure();
-          for (auto [result, type] : llvm::zip(clone->getResults(), types)) result.setType(type);
-        }
+        if (failed(step::reinferResultTypes(clone))) return mlir::failure();
         if (emitted) emitted->push_back(clone);
       }
     }

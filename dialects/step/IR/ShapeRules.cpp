@@ -56,6 +56,18 @@ std::optional<int64_t> checkedNumElements(ArrayRef<int64_t> shape) {
   return count;
 }
 
+LogicalResult reinferResultTypes(mlir::Operation *op) {
+  auto infer = llvm::dyn_cast<mlir::InferTypeOpInterface>(op);
+  if (!infer) return success();
+  SmallVector<Type> types;
+  if (failed(infer.inferReturnTypes(op->getContext(), op->getLoc(), op->getOperands(),
+                                    op->getAttrDictionary(), op->getPropertiesStorage(),
+                                    op->getRegions(), types)))
+    return failure();
+  for (auto [result, type] : llvm::zip(op->getResults(), types)) result.setType(type);
+  return success();
+}
+
 SmallVector<int64_t> toI64Vector(mlir::ArrayAttr array) {
   SmallVector<int64_t> out;
   for (mlir::Attribute a : array) out.push_back(llvm::cast<mlir::IntegerAttr>(a).getInt());

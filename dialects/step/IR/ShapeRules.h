@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Operation.h"
 
 namespace stepc::step {
 
@@ -20,6 +21,11 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 /// kMaxElements (so arithmetic on shapes never overflows).
 constexpr int64_t kMaxElements = int64_t{1} << 48;
 std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
+
+/// Recomputes `op`'s result types from its current operands with its shape rule (ops without
+/// InferTypeOpInterface are left alone). Used after operands change shape (--batch,
+/// micro-batches); a rule that no longer holds reports at the op and fails.
+mlir::LogicalResult reinferResultTypes(mlir::Operation *op);
 
 /// The i64 values of an ArrayAttr of IntegerAttr.
 llvm::SmallVector<int64_t> toI64Vector(mlir::ArrayAttr array);
