@@ -2,7 +2,7 @@
 //
 // Rewrites the covered step ops directly inside func.func bodies into linalg on tensors,
 // tensor, arith and math (patterns by op family: ElementwisePatterns, ReductionPatterns,
-// ContractionPatterns, ShapePatterns, SoftmaxPatterns, NormPatterns). Each op is offered to
+// ContractionPatterns, ShapePatterns, SoftmaxPatterns, NormPatterns, ScanPatterns). Each op is offered to
 // the patterns once, in program order (operands are lowered before their users): an op without
 // a pattern, or one a pattern declines, stays as it is, and nothing else is touched (no
 // folding, no dead-code removal).
@@ -29,6 +29,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     populateShapePatterns(patterns);
     populateSoftmaxPatterns(patterns);
     populateNormPatterns(patterns);
+    populateScanPatterns(patterns);
     mlir::FrozenRewritePatternSet frozen(std::move(patterns));
 
     // The step ops of func.func bodies (not those nested in step regions).

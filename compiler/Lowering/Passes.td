@@ -11,7 +11,8 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
     body (the typed form) is rewritten into `linalg` on tensors (`linalg.generic`,
     `linalg.fill`, `linalg.matmul`, `linalg.batch_matmul`, `linalg.transpose`), `tensor`
     ops (`tensor.empty`, `tensor.expand_shape` / `tensor.collapse_shape`,
-    `tensor.extract_slice`, `tensor.insert_slice`) and scalar `arith` / `math` in the bodies.
+    `tensor.extract_slice`, `tensor.insert_slice`, `tensor.extract`), `scf.for` (scans and
+    scatters) and scalar `arith` / `math` in the bodies.
     Ops that are not covered, and ops inside `step.model`, `step.repeat` or `step.custom_grad`
     regions, are left unchanged: the pass never fails on them, so its output may mix both
     dialects.
@@ -40,8 +41,13 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
       range; the compiled code does not check them.
     - layer_norm, rms_norm over the last dimension (f32, f64; biased variance, as in the
       interpreter).
+    - scans and scatters as `scf.for` loops on tensors: cumsum (any axis, forward or reverse,
+      float or integer; the loop carries the running sum, a slice with the axis of size 1, and
+      the result, built with `tensor.extract_slice` / `tensor.insert_slice`), embedding_grad
+      (gradient collapsed to [N, D], ids to [N]; one iteration per id adds its gradient row into
+      row `ids[n]` of the zero-filled [vocab, D] result; ids must be in range, not checked).
     Not covered (left as step ops): bf16/f16 softmax, log_softmax, cross_entropy, layer_norm
-    and rms_norm, dropout, cumsum, embedding_grad, conv1d and its gradients,
+    and rms_norm, dropout, conv1d and its gradients,
     call, repeat, custom_grad.
 
     Before:

@@ -325,13 +325,71 @@ func.func @embedding(%table: tensor<7x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2
 
 // -----
 
+// Tests that cumsum is an scf.for over the axis carrying the running sum (a slice with the axis
+// of size 1, accumulated in place) and the result; reverse counts the index down from the end.
+// CHECK-LABEL: func.func @cumsum_reverse
+// CHECK-DAG:   %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG:   %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG:   %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG:   %[[C2:.+]] = arith.constant 2 : index
+// CHECK:       %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x1xf32>)
+// CHECK:       %[[E:.+]] = tensor.empty() : tensor<2x3xf32>
+// CHECK:       %[[L:.+]]:2 = scf.for %[[I:[^ ,]+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[S:[^ ,]+]] = %[[Z]], %[[R:[^ ,]+]] = %[[E]])
+// CHECK:         %[[T:.+]] = arith.subi %[[C2]], %[[I]] : index
+// CHECK:         %[[X:.+]] = tensor.extract_slice %arg0[0, %[[T]]] [2, 1] [1, 1] : tensor<2x3xf32> to tensor<2x1xf32>
+// CHECK:         %[[N:.+]] = linalg.generic {{.+}} ins(%[[X]] : tensor<2x1xf32>) outs(%[[S]] : tensor<2x1xf32>)
+// CHECK:           arith.addf
+// CHECK:         %[[U:.+]] = tensor.insert_slice %[[N]] into %[[R]][0, %[[T]]] [2, 1] [1, 1]
+// CHECK:         scf.yield %[[N]], %[[U]]
+// CHECK:       return %[[L]]#1
+func.func @cumsum_reverse(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = step.cumsum %x {axis = -1, reverse} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// Tests that an integer cumsum adds with arith.addi and a forward one uses the index as is.
+// CHECK-LABEL: func.func @cumsum_i32
+// CHECK:       scf.for %[[I:[^ ]+]] =
+// CHECK-NOT:     arith.subi
+// CHECK:         tensor.extract_slice %arg0[%[[I]], 0] [1, 4] [1, 1] : tensor<3x4xi32> to tensor<1x4xi32>
+// CHECK:           arith.addi
+func.func @cumsum_i32(%x: tensor<3x4xi32>) -> tensor<3x4xi32> {
+  %0 = step.cumsum %x {axis = 0} : tensor<3x4xi32>
+  return %0 : tensor<3x4xi32>
+}
+
+// -----
+
+// Tests that embedding_grad collapses the gradient to [N, D] and the ids to [N], zero-fills the
+// [vocab, D] result and adds gradient row n into row ids[n] in an scf.for over the ids.
+// CHECK-LABEL: func.func @embedding_grad
+// CHECK:       %[[G:.+]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+// CHECK:       %[[IDS:.+]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1]] : tensor<2x3xi32> into tensor<6xi32>
+// CHECK:       %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<5x4xf32>)
+// CHECK:       %[[L:.+]] = scf.for %[[N:[^ ,]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[R:[^ ,]+]] = %[[Z]]) -> (tensor<5x4xf32>)
+// CHECK:         %[[ID:.+]] = tensor.extract %[[IDS]][%[[N]]] : tensor<6xi32>
+// CHECK:         %[[V:.+]] = arith.index_cast %[[ID]] : i32 to index
+// CHECK:         %[[ROW:.+]] = tensor.extract_slice %[[G]][%[[N]], 0] [1, 4] [1, 1] : tensor<6x4xf32> to tensor<1x4xf32>
+// CHECK:         %[[CUR:.+]] = tensor.extract_slice %[[R]][%[[V]], 0] [1, 4] [1, 1] : tensor<5x4xf32> to tensor<1x4xf32>
+// CHECK:         %[[SUM:.+]] = linalg.generic {{.+}} ins(%[[CUR]], %[[ROW]] : tensor<1x4xf32>, tensor<1x4xf32>)
+// CHECK:           arith.addf
+// CHECK:         %[[U:.+]] = tensor.insert_slice %[[SUM]] into %[[R]][%[[V]], 0] [1, 4] [1, 1]
+// CHECK:         scf.yield %[[U]]
+// CHECK:       return %[[L]]
+func.func @embedding_grad(%g: tensor<2x3x4xf32>, %ids: tensor<2x3xi32>) -> tensor<5x4xf32> {
+  %0 = step.embedding_grad %g, %ids {vocab = 5} : tensor<2x3x4xf32>, tensor<2x3xi32>
+  return %0 : tensor<5x4xf32>
+}
+
+// -----
+
 // Tests that ops the pass does not cover stay step ops and take lowered values (mixed IR is
 // fine), that unused covered ops are still lowered and uncovered ones kept, and that a
 // step.model is left alone.
 // CHECK-LABEL: func.func @partial
 // CHECK:       %[[E:.+]] = linalg.generic
 // CHECK:         math.exp
-// CHECK:       %[[LN:.+]] = step.cumsum %[[E]] {axis = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK:       %[[LN:.+]] = step.dropout %[[E]] {rate = 1.000000e-01 : f64, seed = 7 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
 // CHECK:       step.conv1d %arg1, %arg3
 // CHECK:       linalg.generic
 // CHECK:         arith.addf
@@ -340,7 +398,7 @@ func.func @embedding(%table: tensor<7x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2
 func.func @partial(%x: tensor<2x3xf32>, %g: tensor<1x4x3xf32>, %h: tensor<4xbf16>,
                     %k: tensor<2x3x5xf32>) -> (tensor<2x3xf32>, tensor<4xbf16>) {
   %0 = step.exp %x : tensor<2x3xf32>
-  %2 = step.cumsum %0 {axis = 1} : tensor<2x3xf32>
+  %2 = step.dropout %0 {rate = 0.1, seed = 7} : tensor<2x3xf32>
   %3 = step.conv1d %g, %k : tensor<1x4x3xf32>, tensor<2x3x5xf32>
   %4 = step.add %x, %x : tensor<2x3xf32>, tensor<2x3xf32>
   %5 = step.softmax %h : tensor<4xbf16>

@@ -474,6 +474,51 @@ f.case("step.concat axis = -2 ([2, 3], [2, 3])",
        ["%R = step.concat %m, %m {axis = -2} : tensor<2x3xf32>, tensor<2x3xf32>"], [4, 3], T([4, 3], M.data + M.data))
 f.write()
 
+# ---------------- scans and scatters (scf.for loops)
+HEADER = """// Numeric tests of --step-lower-to-linalg for the ops lowered to scf.for loops on tensors:
+// cumsum (forward and reverse, any axis, float and integer) and embedding_grad (a scatter-add
+// with repeated ids), lowered, taken to LLVM by upstream mlir-opt and run by mlir-cpu-runner;
+// the printed values were checked against a float64 reference.
+""" + RUN
+f = File("lower_to_linalg_run_scan.mlir", HEADER)
+Xs = T([2, 3, 4], [((k * 7) % 11) * 0.5 - 2.0 for k in range(24)]); f.const("x", Xs)
+def cumsum(t, axis, reverse):
+    axis %= len(t.shape)
+    data = []
+    for i in idx(t.shape):
+        rng = range(i[axis], t.shape[axis]) if reverse else range(0, i[axis] + 1)
+        data.append(sum(t.at(i[:axis] + (s,) + i[axis + 1:]) for s in rng))
+    return T(t.shape, data)
+ts = ttype(Xs.shape)
+for axis, rev in [(0, False), (1, False), (2, False), (-1, True), (1, True), (0, True)]:
+    attrs = f"axis = {axis}" + (", reverse" if rev else "")
+    f.case(f"step.cumsum {{{attrs}}}", [f"%R = step.cumsum %x {{{attrs}}} : {ts}"], Xs.shape, cumsum(Xs, axis, rev))
+Is = T([2, 3], [3, -1, 4, 1, -5, 9], "i32"); f.const("i", Is)
+f.case("step.cumsum {axis = 1, reverse} on i32 (as f32)",
+       ["%R_c = step.cumsum %i {axis = 1, reverse} : tensor<2x3xi32>", "%R = step.cast %R_c {to = f32} : tensor<2x3xi32>"],
+       [2, 3], cumsum(Is, 1, True))
+Xd = T([5], [0.1, 0.2, 0.3, 0.4, 0.5]); f.const("xd", Xd)
+f.case("step.cumsum {axis = 0} on f64 (as f32)",
+       ["%R_d = step.cast %xd {to = f64} : tensor<5xf32>", "%R_c = step.cumsum %R_d {axis = 0} : tensor<5xf64>",
+        "%R = step.cast %R_c {to = f32} : tensor<5xf64>"], [5], cumsum(Xd, 0, False))
+def embedding_grad(g, ids, vocab):
+    d = g.shape[-1]
+    out = [0.0] * (vocab * d)
+    for n, v in enumerate(ids.data):
+        for k in range(d): out[int(v) * d + k] += g.data[n * d + k]
+    return T([vocab, d], out)
+Ge = T([2, 3, 4], [((k * 5) % 13) * 0.25 - 1.5 for k in range(24)]); f.const("g", Ge)
+Ie = T([2, 3], [2, 0, 2, 4, 2, 0], "i32"); f.const("ids", Ie)
+f.case("step.embedding_grad {vocab = 5} with repeated i32 ids [2, 3] (rows 1 and 3 stay zero)",
+       ["%R = step.embedding_grad %g, %ids {vocab = 5} : tensor<2x3x4xf32>, tensor<2x3xi32>"], [5, 4],
+       embedding_grad(Ge, Ie, 5))
+G1 = T([4, 3], [1.0, 2.0, 3.0, -1.0, 0.5, 0.25, 4.0, -2.0, 1.5, 0.0, 3.0, -3.0]); f.const("g1", G1)
+I1 = T([4], [1, 1, 0, 1], "i64"); f.const("ids1", I1)
+f.case("step.embedding_grad {vocab = 2} with i64 ids [4]",
+       ["%R = step.embedding_grad %g1, %ids1 {vocab = 2} : tensor<4x3xf32>, tensor<4xi64>"], [2, 3],
+       embedding_grad(G1, I1, 2))
+f.write()
+
 # ---------------- a differentiated dense layer with a cross-entropy loss
 H = """// Numeric test of --step-lower-to-linalg on what autodiff emits: @loss below is the output of
 // --step-differentiate on a dense layer, tanh and a mean cross-entropy (the generator runs
