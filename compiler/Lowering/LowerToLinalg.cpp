@@ -1,11 +1,13 @@
 //===- LowerToLinalg.cpp - the --step-lower-to-linalg pass ---------------===//
 //
-// Rewrites the covered step ops directly inside func.func bodies into linalg on tensors,
-// tensor, arith and math (patterns by op family: ElementwisePatterns, ReductionPatterns,
-// ContractionPatterns, ShapePatterns, SoftmaxPatterns, NormPatterns, ScanPatterns). Each op is offered to
-// the patterns once, in program order (operands are lowered before their users): an op without
-// a pattern, or one a pattern declines, stays as it is, and nothing else is touched (no
-// folding, no dead-code removal).
+// Rewrites the covered step ops of func.func bodies into linalg on tensors, tensor, scf,
+// arith and math (patterns by op family: ElementwisePatterns, ReductionPatterns,
+// ContractionPatterns, ShapePatterns, SoftmaxPatterns, NormPatterns, ScanPatterns). The ops are
+// offered to the patterns in program order (operands are lowered before their users); step ops
+// nested in other step ops are not offered. After a sweep in which a rewrite succeeded, the
+// ops are collected and offered again, so that the body a step.repeat lowering cloned into an
+// scf.for is lowered too. An op without a pattern, or one a pattern declines, stays as it is,
+// and nothing else is touched (no folding, no dead-code removal).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Lowering/Passes.h"
@@ -32,18 +34,27 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     populateScanPatterns(patterns);
     mlir::FrozenRewritePatternSet frozen(std::move(patterns));
 
-    // The step ops of func.func bodies (not those nested in step regions).
-    llvm::SmallVector<mlir::Operation *> ops;
-    for (auto fn : getOperation().getOps<mlir::func::FuncOp>())
-      for (mlir::Block &block : fn.getBody())
-        for (mlir::Operation &op : block)
-          if (llvm::isa_and_nonnull<step::StepDialect>(op.getDialect())) ops.push_back(&op);
+    // The step ops of func.func bodies, including those nested in non-step ops (the scf.for
+    // a step.repeat becomes), but not those inside step regions. Offered in program order;
+    // when a rewrite succeeded, the ops are collected again, so the clone of a repeat's body
+    // is lowered too (declined ops are offered again and decline again).
     mlir::PatternApplicator applicator(frozen);
     applicator.applyDefaultCostModel();
     mlir::PatternRewriter rewriter(&getContext());
-    for (mlir::Operation *op : ops) {
-      rewriter.setInsertionPoint(op);
-      (void)applicator.matchAndRewrite(op, rewriter);
+    for (bool changed = true; changed;) {
+      changed = false;
+      llvm::SmallVector<mlir::Operation *> ops;
+      for (auto fn : getOperation().getOps<mlir::func::FuncOp>())
+        fn.getBody().walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
+          if (!llvm::isa_and_nonnull<step::StepDialect>(op->getDialect()))
+            return mlir::WalkResult::advance();
+          ops.push_back(op);
+          return mlir::WalkResult::skip();
+        });
+      for (mlir::Operation *op : ops) {
+        rewriter.setInsertionPoint(op);
+        if (mlir::succeeded(applicator.matchAndRewrite(op, rewriter))) changed = true;
+      }
     }
   }
 };

@@ -7,14 +7,14 @@ include "mlir/Pass/PassBase.td"
 def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lowers step tensor ops in func.func bodies to linalg on tensors, arith and math";
   let description = [{
-    The first stage of the CPU backend. Every covered `step` op directly inside a `func.func`
-    body (the typed form) is rewritten into `linalg` on tensors (`linalg.generic`,
+    The first stage of the CPU backend. Every covered `step` op in a `func.func` body (the
+    typed form), including the ops of a lowered `step.repeat`'s body, is rewritten into `linalg` on tensors (`linalg.generic`,
     `linalg.fill`, `linalg.matmul`, `linalg.batch_matmul`, `linalg.transpose`), `tensor`
     ops (`tensor.empty`, `tensor.expand_shape` / `tensor.collapse_shape`,
-    `tensor.extract_slice`, `tensor.insert_slice`, `tensor.extract`), `scf.for` (scans and
-    scatters) and scalar `arith` / `math` in the bodies.
-    Ops that are not covered, and ops inside `step.model`, `step.repeat` or `step.custom_grad`
-    regions, are left unchanged: the pass never fails on them, so its output may mix both
+    `tensor.extract_slice`, `tensor.insert_slice`, `tensor.extract`), `scf.for` (scans,
+    scatters and repeats) and scalar `arith` / `math` in the bodies.
+    Ops that are not covered, and ops inside `step.model`, `step.custom_grad` or unlowered
+    `step.repeat` regions, are left unchanged: the pass never fails on them, so its output may mix both
     dialects.
 
     Covered:
@@ -46,9 +46,16 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
       the result, built with `tensor.extract_slice` / `tensor.insert_slice`), embedding_grad
       (gradient collapsed to [N, D], ids to [N]; one iteration per id adds its gradient row into
       row `ids[n]` of the zero-filled [vocab, D] result; ids must be in range, not checked).
+    - repeat (static shapes): an `scf.for` over the count (down from count − 1 with `reverse`)
+      whose iteration arguments are the carried values and the stacked results (from
+      `tensor.empty`); `over` operands are sliced at the iteration with a rank-reducing
+      `tensor.extract_slice`, the body is cloned into the loop and its step ops lowered in
+      turn, stacked yields are inserted with `tensor.insert_slice`, and each new carried value
+      is copied into its iteration argument (`linalg.copy`) so that one-shot bufferization
+      sees yielded values equivalent to the iteration arguments.
     Not covered (left as step ops): bf16/f16 softmax, log_softmax, cross_entropy, layer_norm
     and rms_norm, dropout, conv1d and its gradients,
-    call, repeat, custom_grad.
+    call, custom_grad.
 
     Before:
     ```mlir

@@ -15,6 +15,9 @@
 #include "compiler/Lowering/Patterns.h"
 #include "dialects/step/IR/StepDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <tuple>
 
 namespace stepc::lowering {
 namespace {
@@ -135,10 +138,83 @@ struct EmbeddingGradLowering : mlir::OpRewritePattern<step::EmbeddingGradOp> {
   }
 };
 
+
+// repeat: an scf.for over the count carrying the loop-carried values and the stacked results
+// (tensor.empty of the result types). Iteration i (count - 1 - i with `reverse`) takes slice
+// [at] of each `over` operand with a rank-reducing tensor.extract_slice, runs a clone of the
+// body (whose step ops the pass then lowers in turn), inserts the stacked yields at [at] and
+// copies each new carried value into its iteration argument (linalg.copy), so that one-shot
+// bufferization sees every yielded value as its iteration argument's buffer.
+struct RepeatLowering : mlir::OpRewritePattern<step::RepeatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::RepeatOp op,
+                                      mlir::PatternRewriter &rw) const override {
+    mlir::Location loc = op.getLoc();
+    for (mlir::Type t : op->getResultTypes()) {
+      auto rt = llvm::dyn_cast<mlir::RankedTensorType>(t);
+      if (!rt || !rt.hasStaticShape()) return mlir::failure();
+    }
+    int64_t count = op.getCount();
+    size_t numInits = op.getInits().size();
+    mlir::Block &body = op.getBody().front();
+    llvm::SmallVector<Value> iterInits(op.getInits().begin(), op.getInits().end());
+    for (Value r : op.getStackedResults())
+      iterInits.push_back(emptyTensor(rw, loc, llvm::cast<mlir::RankedTensorType>(r.getType())));
+    Value zero = rw.create<mlir::arith::ConstantIndexOp>(loc, 0);
+    Value one = rw.create<mlir::arith::ConstantIndexOp>(loc, 1);
+    Value upper = rw.create<mlir::arith::ConstantIndexOp>(loc, count);
+    Value last = rw.create<mlir::arith::ConstantIndexOp>(loc, count - 1);
+    bool reverse = op.getReverse();
+    llvm::SmallVector<Value> xs(op.getXs().begin(), op.getXs().end());
+    auto loop = rw.create<mlir::scf::ForOp>(
+        loc, zero, upper, one, iterInits,
+        [&](mlir::OpBuilder &b, mlir::Location l, Value iv, mlir::ValueRange carried) {
+          Value at = reverse ? b.create<mlir::arith::SubIOp>(l, last, iv).getResult() : iv;
+          // offsets [at, 0, ...], sizes [1, shape...], strides 1, for a stacked tensor.
+          auto sliceOf = [&](mlir::RankedTensorType stacked) {
+            int64_t rank = stacked.getRank();
+            llvm::SmallVector<mlir::OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+                strides(rank, b.getIndexAttr(1));
+            offsets[0] = at;
+            sizes.push_back(b.getIndexAttr(1));
+            for (int64_t s : stacked.getShape().drop_front()) sizes.push_back(b.getIndexAttr(s));
+            return std::make_tuple(offsets, sizes, strides);
+          };
+          mlir::IRMapping mapping;
+          for (size_t i = 0; i < numInits; ++i) mapping.map(body.getArgument(i), carried[i]);
+          for (auto [k, x] : llvm::enumerate(xs)) {
+            auto [offsets, sizes, strides] =
+                sliceOf(llvm::cast<mlir::RankedTensorType>(x.getType()));
+            mlir::BlockArgument arg = body.getArgument(numInits + k);
+            Value slice = b.create<mlir::tensor::ExtractSliceOp>(
+                l, llvm::cast<mlir::RankedTensorType>(arg.getType()), x, offsets, sizes, strides);
+            mapping.map(arg, slice);
+          }
+          for (mlir::Operation &inner : body.without_terminator()) b.clone(inner, mapping);
+          mlir::Operation *yield = body.getTerminator();
+          llvm::SmallVector<Value> next(carried.size());
+          for (size_t k = numInits; k < carried.size(); ++k) {
+            auto [offsets, sizes, strides] =
+                sliceOf(llvm::cast<mlir::RankedTensorType>(carried[k].getType()));
+            next[k] = b.create<mlir::tensor::InsertSliceOp>(
+                l, mapping.lookupOrDefault(yield->getOperand(k)), carried[k], offsets, sizes,
+                strides);
+          }
+          for (size_t k = 0; k < numInits; ++k)
+            next[k] = b.create<mlir::linalg::CopyOp>(
+                           l, mapping.lookupOrDefault(yield->getOperand(k)), carried[k])
+                          .getResult(0);
+          b.create<mlir::scf::YieldOp>(l, next);
+        });
+    rw.replaceOp(op, loop.getResults());
+    return mlir::success();
+  }
+};
+
 }  // namespace
 
 void populateScanPatterns(mlir::RewritePatternSet &patterns) {
-  patterns.add<CumsumLowering, EmbeddingGradLowering>(patterns.getContext());
+  patterns.add<CumsumLowering, EmbeddingGradLowering, RepeatLowering>(patterns.getContext());
 }
 
 }  // namespace stepc::lowering

@@ -476,8 +476,8 @@ f.write()
 
 # ---------------- scans and scatters (scf.for loops)
 HEADER = """// Numeric tests of --step-lower-to-linalg for the ops lowered to scf.for loops on tensors:
-// cumsum (forward and reverse, any axis, float and integer) and embedding_grad (a scatter-add
-// with repeated ids), lowered, taken to LLVM by upstream mlir-opt and run by mlir-cpu-runner;
+// cumsum (forward and reverse, any axis, float and integer), embedding_grad (a scatter-add
+// with repeated ids) and repeat (carried values, `over` slices, stacked results, reverse), lowered, taken to LLVM by upstream mlir-opt and run by mlir-cpu-runner;
 // the printed values were checked against a float64 reference.
 """ + RUN
 f = File("lower_to_linalg_run_scan.mlir", HEADER)
@@ -517,6 +517,36 @@ I1 = T([4], [1, 1, 0, 1], "i64"); f.const("ids1", I1)
 f.case("step.embedding_grad {vocab = 2} with i64 ids [4]",
        ["%R = step.embedding_grad %g1, %ids1 {vocab = 2} : tensor<4x3xf32>, tensor<4xi64>"], [2, 3],
        embedding_grad(G1, I1, 2))
+# step.repeat: h' = tanh(h @ w[i] + b[i]), carried h and a running sum; h stacked per iteration.
+Hr = T([2, 2], [0.5, -1.0, 1.5, 0.25]); f.const("h0", Hr)
+Wr = T([3, 2, 2], [0.3, -0.2, 0.8, -1.1, 0.6, 0.1, -0.4, 0.9, 1.2, 0.5, -0.7, 0.2]); f.const("ws", Wr)
+Br = T([3, 2], [0.1, -0.3, 0.2, 0.0, -0.5, 0.4]); f.const("bs", Br)
+def repeat_ref(reverse):
+    h = [Hr.data[0:2], Hr.data[2:4]]
+    acc = [[0.0, 0.0], [0.0, 0.0]]
+    saved = [None] * 3
+    for it in (range(2, -1, -1) if reverse else range(3)):
+        saved[it] = [v for row in h for v in row]
+        w = [[Wr.at([it, k, j]) for j in range(2)] for k in range(2)]
+        h = [[math.tanh(sum(h[i][k] * w[k][j] for k in range(2)) + Br.at([it, j])) for j in range(2)] for i in range(2)]
+        acc = [[acc[i][j] + h[i][j] for j in range(2)] for i in range(2)]
+    return (T([2, 2], [v for row in h for v in row]), T([2, 2], [v for row in acc for v in row]),
+            T([3, 2, 2], [v for blk in saved for v in blk]))
+t22 = "tensor<2x2xf32>"
+for rev in (False, True):
+    body = [f"%R_h, %R_acc, %R_saved = step.repeat \"layer\" 3 (%R_a = %h0 : {t22}, %R_s = %z : {t22}) over (%R_w = %ws : tensor<3x2x2xf32>, %R_b = %bs : tensor<3x2xf32>){' reverse' if rev else ''} {{",
+            f"  %R_m = step.matmul %R_a, %R_w : {t22}, {t22}",
+            f"  %R_p = step.add %R_m, %R_b : {t22}, tensor<2xf32>",
+            f"  %R_t = step.tanh %R_p : {t22}",
+            f"  %R_n = step.add %R_s, %R_t : {t22}, {t22}",
+            f"  step.yield %R_t, %R_n, %R_a : {t22}, {t22}, {t22}",
+            "}"]
+    hh, acc, saved = repeat_ref(rev)
+    name = "step.repeat" + (" reverse" if rev else "")
+    f.case(f"{name}: the carried h", body + [f"%R = tensor.cast %R_h : {t22} to {t22}"], [2, 2], hh)
+    f.case(f"{name}: the carried running sum", body + [f"%R = tensor.cast %R_acc : {t22} to {t22}"], [2, 2], acc)
+    f.case(f"{name}: the stacked inputs of each iteration", body + [f"%R = tensor.cast %R_saved : tensor<3x2x2xf32> to tensor<3x2x2xf32>"], [3, 2, 2], saved)
+f.const("z", T([2, 2], [0.0] * 4))
 f.write()
 
 # ---------------- a differentiated dense layer with a cross-entropy loss
