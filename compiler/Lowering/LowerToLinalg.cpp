@@ -2,9 +2,9 @@
 //
 // Rewrites the covered step ops of func.func bodies into linalg on tensors, tensor, scf,
 // arith and math (patterns by op family: ElementwisePatterns, ReductionPatterns,
-// ContractionPatterns, ShapePatterns, SoftmaxPatterns, NormPatterns, ScanPatterns). The ops are
-// offered to the patterns in program order (operands are lowered before their users); step ops
-// nested in other step ops are not offered. After a sweep in which a rewrite succeeded, the
+// ContractionPatterns, ShapePatterns, SoftmaxPatterns, NormPatterns, ScanPatterns,
+// ConvolutionPatterns). The ops are offered to the patterns in program order (operands are
+// lowered before their users); step ops nested in other step ops are not offered. After a sweep in which a rewrite succeeded, the
 // ops are collected and offered again, so that the body a step.repeat lowering cloned into an
 // scf.for is lowered too. An op without a pattern, or one a pattern declines, stays as it is,
 // and nothing else is touched (no folding, no dead-code removal).
@@ -32,6 +32,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     populateSoftmaxPatterns(patterns);
     populateNormPatterns(patterns);
     populateScanPatterns(patterns);
+    populateConvolutionPatterns(patterns);
     mlir::FrozenRewritePatternSet frozen(std::move(patterns));
 
     // The step ops of func.func bodies, including those nested in non-step ops (the scf.for

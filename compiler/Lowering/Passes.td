@@ -53,9 +53,15 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
       turn, stacked yields are inserted with `tensor.insert_slice`, and each new carried value
       is copied into its iteration argument (`linalg.copy`) so that one-shot bufferization
       sees yielded values equivalent to the iteration arguments.
+    - conv1d, conv1d_grad_input, conv1d_grad_weight (causal and valid, groups; accumulating
+      in the element type, run-tested in f32): the zero padding is explicit
+      (`linalg.fill` + `tensor.insert_slice` on the sequence axis), then one `linalg.generic`
+      over the definition y[b, t, o] = Σ_k Σ_c x[b, t + k − pad, g(o)·Cin/groups + c]·w[k, c, o]
+      (grad_input computes [B, S, groups, Cin/groups] from the weight expanded to
+      [K, Cin/groups, groups, Cout/groups] and collapses it). Groups must divide both channel
+      counts (declined otherwise).
     Not covered (left as step ops): bf16/f16 softmax, log_softmax, cross_entropy, layer_norm
-    and rms_norm, dropout, conv1d and its gradients,
-    call, custom_grad.
+    and rms_norm, dropout, call, custom_grad.
 
     Before:
     ```mlir

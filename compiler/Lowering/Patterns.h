@@ -16,6 +16,8 @@ void populateContractionPatterns(mlir::RewritePatternSet &patterns);
 void populateShapePatterns(mlir::RewritePatternSet &patterns);
 /// layer_norm, rms_norm (f32, f64).
 void populateNormPatterns(mlir::RewritePatternSet &patterns);
+/// conv1d, conv1d_grad_input, conv1d_grad_weight (linalg.generic over the definition).
+void populateConvolutionPatterns(mlir::RewritePatternSet &patterns);
 /// cumsum, embedding_grad (scf.for loops on tensors).
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
 /// softmax, log_softmax, cross_entropy (f32, f64).

@@ -413,6 +413,56 @@ func.func @repeat_reverse(%x: tensor<2x3xf32>, %ws: tensor<4x3x3xf32>)
 
 // -----
 
+// Tests that conv1d pads the input explicitly (causal: K - 1 zeros on the left) and is one
+// generic over (b, t, o, k, c) reading x[b, t + k, g(o) * Cin/groups + c] and w[k, c, o].
+// CHECK-DAG:   #[[XMAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d3, (d2 floordiv 3) * 2 + d4)>
+// CHECK-DAG:   #[[WMAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d2)>
+// CHECK-DAG:   #[[YMAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[GMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 - d4 + 2, d2 * 6 + d5)>
+// CHECK-DAG:   #[[EWMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d3, d2, d5)>
+// CHECK-DAG:   #[[DXMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+// CHECK-DAG:   #[[DWXMAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4 + d0, (d2 floordiv 6) * 4 + d1)>
+// CHECK-LABEL: func.func @conv1d_causal_groups
+// CHECK:       %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x7x4xf32>)
+// CHECK:       %[[XP:.+]] = tensor.insert_slice %arg0 into %[[Z]][0, 2, 0] [2, 5, 4] [1, 1, 1]
+// CHECK:       %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x5x6xf32>)
+// CHECK:       %[[Y:.+]] = linalg.generic {indexing_maps = [#[[XMAP]], #[[WMAP]], #[[YMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[XP]], %arg1 : tensor<2x7x4xf32>, tensor<3x2x6xf32>) outs(%[[ACC]] : tensor<2x5x6xf32>)
+// CHECK:         arith.mulf
+// CHECK:         arith.addf
+// CHECK:       return %[[Y]]
+func.func @conv1d_causal_groups(%x: tensor<2x5x4xf32>, %w: tensor<3x2x6xf32>) -> tensor<2x5x6xf32> {
+  %0 = step.conv1d %x, %w {groups = 2} : tensor<2x5x4xf32>, tensor<3x2x6xf32>
+  return %0 : tensor<2x5x6xf32>
+}
+
+// Tests that conv1d_grad_input pads the gradient (valid: K - 1 on both sides) and computes
+// [B, S, groups, Cin/groups] from the weight expanded to [K, Cin/groups, groups, Cout/groups],
+// then collapses it.
+// CHECK-LABEL: func.func @conv1d_grad_input_valid
+// CHECK:       %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x7x6xf32>)
+// CHECK:       %[[GP:.+]] = tensor.insert_slice %arg0 into %[[Z]][0, 2, 0] [2, 3, 6] [1, 1, 1]
+// CHECK:       %[[W:.+]] = tensor.expand_shape %arg1 {{\[\[}}0], [1], [2, 3]] output_shape [3, 4, 1, 6] : tensor<3x4x6xf32> into tensor<3x4x1x6xf32>
+// CHECK:       %[[D:.+]] = linalg.generic {indexing_maps = [#[[GMAP]], #[[EWMAP]], #[[DXMAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[GP]], %[[W]] : tensor<2x7x6xf32>, tensor<3x4x1x6xf32>)
+// CHECK:       %[[DX:.+]] = tensor.collapse_shape %[[D]] {{\[\[}}0], [1], [2, 3]] : tensor<2x5x1x4xf32> into tensor<2x5x4xf32>
+// CHECK:       return %[[DX]]
+func.func @conv1d_grad_input_valid(%g: tensor<2x3x6xf32>, %w: tensor<3x4x6xf32>) -> tensor<2x5x4xf32> {
+  %0 = step.conv1d_grad_input %g, %w {padding = "valid"} : tensor<2x3x6xf32>, tensor<3x4x6xf32>
+  return %0 : tensor<2x5x4xf32>
+}
+
+// Tests that conv1d_grad_weight is one generic over (k, c, o, b, t) reading the padded input
+// and the gradient.
+// CHECK-LABEL: func.func @conv1d_grad_weight_causal
+// CHECK:       %[[XP:.+]] = tensor.insert_slice %arg0 into %{{.+}}[0, 2, 0] [2, 5, 4] [1, 1, 1]
+// CHECK:       %[[DW:.+]] = linalg.generic {indexing_maps = [#[[DWXMAP]], #[[WMAP]], #[[YMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[XP]], %arg1 : tensor<2x7x4xf32>, tensor<2x5x6xf32>) outs(%{{.+}} : tensor<3x4x6xf32>)
+// CHECK:       return %[[DW]]
+func.func @conv1d_grad_weight_causal(%x: tensor<2x5x4xf32>, %g: tensor<2x5x6xf32>) -> tensor<3x4x6xf32> {
+  %0 = step.conv1d_grad_weight %x, %g {kernel = 3} : tensor<2x5x4xf32>, tensor<2x5x6xf32>
+  return %0 : tensor<3x4x6xf32>
+}
+
+// -----
+
 // Tests that ops the pass does not cover stay step ops and take lowered values (mixed IR is
 // fine), that unused covered ops are still lowered and uncovered ones kept, and that a
 // step.model is left alone.
@@ -420,7 +470,7 @@ func.func @repeat_reverse(%x: tensor<2x3xf32>, %ws: tensor<4x3x3xf32>)
 // CHECK:       %[[E:.+]] = linalg.generic
 // CHECK:         math.exp
 // CHECK:       %[[LN:.+]] = step.dropout %[[E]] {rate = 1.000000e-01 : f64, seed = 7 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
-// CHECK:       step.conv1d %arg1, %arg3
+// CHECK:       step.dropout %arg3
 // CHECK:       linalg.generic
 // CHECK:         arith.addf
 // CHECK:       %[[SM:.+]] = step.softmax %arg2 : tensor<4xbf16> -> tensor<4xbf16>
@@ -429,7 +479,7 @@ func.func @partial(%x: tensor<2x3xf32>, %g: tensor<1x4x3xf32>, %h: tensor<4xbf16
                     %k: tensor<2x3x5xf32>) -> (tensor<2x3xf32>, tensor<4xbf16>) {
   %0 = step.exp %x : tensor<2x3xf32>
   %2 = step.dropout %0 {rate = 0.1, seed = 7} : tensor<2x3xf32>
-  %3 = step.conv1d %g, %k : tensor<1x4x3xf32>, tensor<2x3x5xf32>
+  %3 = step.dropout %k {rate = 0.5, seed = 1} : tensor<2x3x5xf32>
   %4 = step.add %x, %x : tensor<2x3xf32>, tensor<2x3xf32>
   %5 = step.softmax %h : tensor<4xbf16>
   return %2, %5 : tensor<2x3xf32>, tensor<4xbf16>

@@ -549,6 +549,51 @@ for rev in (False, True):
 f.const("z", T([2, 2], [0.0] * 4))
 f.write()
 
+# ---------------- conv1d and its gradients
+HEADER = """// Numeric tests of --step-lower-to-linalg for conv1d, conv1d_grad_input and
+// conv1d_grad_weight (causal and valid, one and two groups), lowered to linalg.generic over the
+// definition, taken to LLVM by upstream mlir-opt and run by mlir-cpu-runner; the printed values
+// were checked against a float64 reference written from the interpreter's definition.
+""" + RUN
+f = File("lower_to_linalg_run_convolution.mlir", HEADER)
+def conv_terms(Bn, S, Cin, Cout, K, groups, padding):
+    pad = K - 1 if padding == "causal" else 0
+    So = S if padding == "causal" else S - K + 1
+    cpg, opg = Cin // groups, Cout // groups
+    for b in range(Bn):
+        for t in range(So):
+            for o in range(Cout):
+                first = (o // opg) * cpg
+                for k in range(K):
+                    sx = t + k - pad
+                    if sx < 0 or sx >= S: continue
+                    for c in range(cpg):
+                        yield (b, sx, first + c), (k, c, o), (b, t, o)
+Xc = T([2, 5, 4], [((k * 7) % 11) * 0.25 - 1.0 for k in range(40)]); f.const("x", Xc)
+for K, groups, padding in [(3, 1, "causal"), (2, 2, "causal"), (3, 1, "valid"), (2, 2, "valid")]:
+    cpg, Cout = 4 // groups, 6
+    So = 5 if padding == "causal" else 5 - K + 1
+    W = T([K, cpg, Cout], [((k * 5) % 9) * 0.2 - 0.7 for k in range(K * cpg * Cout)])
+    G = T([2, So, Cout], [((k * 3) % 7) * 0.3 - 0.9 for k in range(2 * So * Cout)])
+    wn, gn = f"w{K}{groups}{padding[0]}", f"g{K}{groups}{padding[0]}"
+    f.const(wn, W); f.const(gn, G)
+    y, dx, dw = [0.0] * (2 * So * Cout), [0.0] * 40, [0.0] * (K * cpg * Cout)
+    for xi, wi, yi in conv_terms(2, 5, 4, Cout, K, groups, padding):
+        xf, wf, yf = flat_index([2, 5, 4], xi), flat_index(W.shape, wi), flat_index([2, So, Cout], yi)
+        y[yf] += Xc.data[xf] * W.data[wf]
+        dx[xf] += G.data[yf] * W.data[wf]
+        dw[wf] += Xc.data[xf] * G.data[yf]
+    attrs = f'padding = "{padding}", groups = {groups}'
+    wt, gt = ttype(W.shape), ttype(G.shape)
+    f.case(f"step.conv1d K = {K} {{{attrs}}}",
+           [f"%R = step.conv1d %x, %{wn} {{{attrs}}} : tensor<2x5x4xf32>, {wt}"], [2, So, Cout], T([2, So, Cout], y))
+    f.case(f"step.conv1d_grad_input K = {K} {{{attrs}}}",
+           [f"%R = step.conv1d_grad_input %{gn}, %{wn} {{{attrs}}} : {gt}, {wt}"], [2, 5, 4], T([2, 5, 4], dx))
+    f.case(f"step.conv1d_grad_weight K = {K} {{{attrs}}}",
+           [f"%R = step.conv1d_grad_weight %x, %{gn} {{kernel = {K}, {attrs}}} : tensor<2x5x4xf32>, {gt}"],
+           W.shape, T(W.shape, dw))
+f.write()
+
 # ---------------- a differentiated dense layer with a cross-entropy loss
 H = """// Numeric test of --step-lower-to-linalg on what autodiff emits: @loss below is the output of
 // --step-differentiate on a dense layer, tanh and a mean cross-entropy (the generator runs
