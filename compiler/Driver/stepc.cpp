@@ -260,7 +260,8 @@ int main(int argc, char **argv) {
     if (run.steps < 0) return fail("--steps must be >= 0");
     run.precision = precision == "f64" ? stepc::interp::Precision::F64
                                        : stepc::interp::Precision::Declared;
-    if (failed(runPhase(stepc::Phase::Train, *module))) return 1;
+    // --steps=0 evaluates the loss function only: no train step to build.
+    if (run.steps > 0 && failed(runPhase(stepc::Phase::Train, *module))) return 1;
     return stepc::runInInterpreter(*module, run, llvm::outs());
   }
   std::string dumpDir = absl::GetFlag(FLAGS_dump_phases_to);

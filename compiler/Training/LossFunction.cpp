@@ -7,6 +7,8 @@ namespace stepc::train {
 
 mlir::FailureOr<mlir::func::FuncOp> buildLossFunction(mlir::ModuleOp module, step::ModelOp model,
                                                       llvm::StringRef name, bool differentiate) {
+  // It builds func ops: make sure their dialect is loaded (model files do not load it).
+  module.getContext()->getOrLoadDialect<mlir::func::FuncDialect>();
   mlir::OpBuilder b(module.getContext());
   llvm::SmallVector<step::ParamOp> params;
   model.getBody().walk([&](step::ParamOp p) { params.push_back(p); });
