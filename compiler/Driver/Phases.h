@@ -18,6 +18,10 @@ namespace stepc {
 enum class Phase {
   Model,  // the user's graph, verified, with overrides (--batch, --dim) applied
   Train,  // + @train_step: forward, backward, SAM, clipping, schedule, optimizer in one function
+  Linalg,   // + @eval_loss and the `step.program` description; both on linalg/tensor/scf
+  Kernels,  // elementwise ops fused into their consumers: one linalg op is one kernel
+  Buffers,  // bufferized: memrefs, results as out-parameters, deallocations
+  LLVM,     // the LLVM dialect, with packed entry points and the embedded description
 };
 
 struct PhaseInfo {

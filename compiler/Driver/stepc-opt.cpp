@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Autodiff/Passes.h"
 #include "compiler/Autodiff/Vjp.h"
+#include "compiler/Backend/Passes.h"
 #include "compiler/Lowering/Passes.h"
 #include "compiler/Training/Passes.h"
 #include "dialects/step/IR/StepDialect.h"
@@ -29,6 +30,9 @@ int main(int argc, char **argv) {
   stepc::ad::registerAutodiffPasses();
   stepc::train::registerTrainingPasses();
   stepc::lowering::registerLoweringPasses();
+  // The backend's stages (linalg, buffers, llvm) and every upstream pass their pipelines name.
+  stepc::backend::registerBackendDialects(registry);
+  stepc::backend::registerBackendPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "stepc-opt: the step dialect's optimizer driver\n", registry));
 }

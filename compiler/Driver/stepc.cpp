@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "compiler/Backend/Linker.h"
+#include "compiler/Backend/ObjectEmitter.h"
+#include "compiler/Backend/Passes.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -21,6 +24,8 @@
 #include "absl/strings/str_split.h"
 #include "compiler/Driver/Phases.h"
 #include "compiler/Driver/RunCommand.h"
+#include "compiler/Reference/InterpreterProgram.h"
+#include "runtime/Main.h"
 #include "compiler/Autodiff/Vjp.h"
 #include "compiler/Model/ModelLoader.h"
 #include "compiler/Training/Passes.h"
@@ -36,8 +41,15 @@
 #include "mlir/Support/FileUtilities.h"
 #include "absl/strings/match.h"
 
-ABSL_FLAG(std::string, emit, "model", "stage to print with `compile` (see the stage list below)");
-ABSL_FLAG(std::string, o, "-", "output file for `compile` ('-' for stdout)");
+ABSL_FLAG(std::string, emit, "",
+          "stage to print with `compile` (see the stage list below); without it, `compile` "
+          "builds a training executable");
+ABSL_FLAG(std::string, o, "",
+          "output of `compile`: the executable (default: the model's name), or with --emit the "
+          "IR ('-' or default: stdout)");
+ABSL_FLAG(std::string, cpu, "native",
+          "`compile`: the CPU to generate code for (native, or an LLVM CPU name like x86-64-v3)");
+ABSL_FLAG(bool, keep_object, false, "`compile`: also keep the object file as OUTPUT.o");
 ABSL_FLAG(std::string, dump_phases_to, "",
           "also write every stage up to --emit into DIR as NN.STAGE.mlir");
 ABSL_FLAG(int64_t, batch, 0, "override the leading (batch) dimension of every input (0: keep)");
@@ -65,22 +77,30 @@ constexpr const char *kUsage = R"(stepc: an ahead-of-time compiler for whole tra
 Usage:
   stepc check MODEL.mlir [--batch=N] [--dim=NAME=VALUE,...]
       Parse and verify a model; print a summary. Exit 0 when it is valid, 1 otherwise.
-  stepc compile MODEL.mlir --emit=STAGE [-o FILE] [--dump-phases-to=DIR] [--batch=N] [--dim=...]
-                [--optimizer=sgd|adam|adamw] [--lr=X] [--sam-rho=X] [--micro-batches=K]
-                [--clip=none|global_norm|agc]
-      Compile a model and print the IR at STAGE. Every printed stage parses back in
-      (stepc-opt FILE). The training flags override the model's step.config.
+  stepc compile MODEL.mlir [-o NAME] [--cpu=native|CPU] [training flags] [--batch=N] [--dim=...]
+      Compile the model's training step to a native, standalone training executable NAME
+      (default: the model's name). Run `NAME --help`: NAME train / eval / info.
+  stepc compile MODEL.mlir --emit=STAGE [-o FILE] [--dump-phases-to=DIR] [training flags] ...
+      Print the IR at STAGE instead. Every printed stage parses back in (stepc-opt FILE).
+  Training flags: [--optimizer=sgd|adam|adamw] [--lr=X] [--sam-rho=X] [--micro-batches=K]
+                  [--clip=none|global_norm|agc] override the model's step.config.
   stepc run MODEL.mlir [--steps=N] [--seed=S] [--precision=f64|declared] [--data=FILE]
                 [--init-from=P.safetensors] [--save-params=P.safetensors] [training flags]
       Train N steps of the model's train step in the reference interpreter (slow, exact) on
       the built-in data or FILE, printing the metrics of each step; --steps=0 prints the loss.
+  stepc interpret MODEL.mlir [--precision=f64|declared] [training flags] -- ARGS...
+      Run the training executable's command line ARGS (train / eval / info, see
+      `NAME --help`) with the reference interpreter as its step: the same initialisation,
+      data, checkpoints and metrics as the compiled executable, for comparing the two.
 
 Examples:
   stepc check models/byte_lm.mlir
+  stepc compile models/byte_lm_small.mlir -o byte_lm_small && ./byte_lm_small train --steps=200
   stepc compile models/byte_lm.mlir --emit=model --dim=depth=64
   stepc compile models/mlp.mlir --emit=model --batch=8 -o /tmp/mlp.model.mlir
   stepc compile models/byte_lm.mlir --emit=train --sam-rho=0.05 --optimizer=adamw
   stepc run models/tiny/byte_lm.mlir --steps=30
+  stepc interpret models/tiny/mlp.mlir -- train --steps=3 --metrics=m.jsonl
 
 Errors are reported as file:line:col: error: message.
 )";
@@ -164,6 +184,14 @@ mlir::LogicalResult runPhase(stepc::Phase phase, mlir::ModuleOp module) {
       pm.addPass(stepc::train::createBuildTrainStep(options));
       break;
     }
+    case stepc::Phase::Linalg:
+      return stepc::backend::runPipeline(module, stepc::backend::linalgPipeline());
+    case stepc::Phase::Kernels:
+      return stepc::backend::runPipeline(module, stepc::backend::kernelsPipeline());
+    case stepc::Phase::Buffers:
+      return stepc::backend::runPipeline(module, stepc::backend::buffersPipeline());
+    case stepc::Phase::LLVM:
+      return stepc::backend::runPipeline(module, stepc::backend::llvmPipeline());
   }
   return pm.run(module);
 }
@@ -179,6 +207,36 @@ bool writeModule(mlir::ModuleOp module, llvm::StringRef path) {
   out->os() << "\n";
   out->keep();
   return true;
+}
+
+// The `llvm` stage to an object file, linked with the runtime into the executable -o NAME.
+int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, const char *argv0) {
+  std::string output = absl::GetFlag(FLAGS_o);
+  if (output.empty()) output = model.getSymName().str();
+  if (output == "-") return fail("-o -: an executable cannot go to stdout (use --emit=STAGE)");
+  std::string searched;
+  std::string archive = stepc::backend::findRuntimeArchive(argv0, searched);
+  if (archive.empty())
+    return fail("cannot find the runtime archive libstepc_rt.a (looked in " + searched +
+                "); build //runtime:stepc_rt or set STEPC_RUNTIME_ARCHIVE");
+  std::string object = output + ".o";
+  llvm::SmallString<128> temporary;
+  if (!absl::GetFlag(FLAGS_keep_object)) {
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile("stepc", "o", temporary))
+      return fail("cannot create a temporary file: " + ec.message());
+    object = temporary.str().str();
+  }
+  stepc::backend::ObjectOptions options;
+  options.cpu = absl::GetFlag(FLAGS_cpu);
+  if (failed(stepc::backend::emitObject(module, object, options))) {
+    llvm::sys::fs::remove(temporary);
+    return 1;
+  }
+  std::string error = stepc::backend::linkExecutable(object, archive, output);
+  if (!temporary.empty()) llvm::sys::fs::remove(temporary);
+  if (!error.empty()) return fail(error);
+  std::fprintf(stderr, "stepc: wrote %s (run `%s --help`)\n", output.c_str(), output.c_str());
+  return 0;
 }
 
 }  // namespace
@@ -210,10 +268,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::string command = positional[1];
-  if (command != "check" && command != "compile" && command != "run")
+  if (command != "check" && command != "compile" && command != "run" && command != "interpret")
     return fail("unknown command '" + command +
-                "'; expected 'check', 'compile' or 'run' (see --help)");
-  if (positional.size() != 3)
+                "'; expected 'check', 'compile', 'run' or 'interpret' (see --help)");
+  if (command == "interpret" ? positional.size() < 3 : positional.size() != 3)
     return fail("'" + command + "' expects exactly one model file, found " +
                 std::to_string(positional.size() - 2));
   std::string path = positional[2];
@@ -223,7 +281,10 @@ int main(int argc, char **argv) {
   if (absl::GetFlag(FLAGS_batch) < 0) return fail("--batch must be positive");
   std::string error;
   if (!parseDimFlags(absl::GetFlag(FLAGS_dim), overrides.dims, error)) return fail(error);
-  std::optional<stepc::Phase> emit = stepc::parsePhase(absl::GetFlag(FLAGS_emit));
+  std::string emitFlag = absl::GetFlag(FLAGS_emit);
+  bool buildExecutable = command == "compile" && emitFlag.empty();
+  std::optional<stepc::Phase> emit =
+      stepc::parsePhase(emitFlag.empty() ? std::string("llvm") : emitFlag);
   if (!emit)
     return fail("unknown stage '" + absl::GetFlag(FLAGS_emit) + "' for --emit; expected one of " +
                 stepc::phaseNames());
@@ -234,6 +295,7 @@ int main(int argc, char **argv) {
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   mlir::DialectRegistry registry;
   stepc::ad::registerVjpModels(registry);
+  stepc::backend::registerBackendDialects(registry);
   mlir::MLIRContext context(registry);
   // Errors point at the user's file; a dump of the failing op would bury them.
   context.printOpOnDiagnostic(false);
@@ -246,6 +308,24 @@ int main(int argc, char **argv) {
   if (command == "check") {
     printSummary(model, llvm::outs());
     return 0;
+  }
+  if (command == "interpret") {
+    // The training executable's command line, after `--`, on the interpreter.
+    std::string precision = absl::GetFlag(FLAGS_precision);
+    if (precision != "f64" && precision != "declared")
+      return fail("--precision expects f64 or declared, found '" + precision + "'");
+    stepc::interp::Options options;
+    options.precision = precision == "f64" ? stepc::interp::Precision::F64
+                                           : stepc::interp::Precision::Declared;
+    if (failed(runPhase(stepc::Phase::Train, *module)) ||
+        failed(stepc::backend::runPipeline(*module, "step-describe-program")))
+      return 1;
+    auto program = stepc::ref::InterpreterProgram::create(*module, options);
+    if (failed(program)) return 1;
+    std::vector<const char *> programArgs = {path.c_str()};
+    for (size_t i = 3; i < positional.size(); ++i) programArgs.push_back(positional[i]);
+    return stepc::rt::trainingMain(static_cast<int>(programArgs.size()), programArgs.data(),
+                                   **program);
   }
   if (command == "run") {
     stepc::RunOptions run;
@@ -279,5 +359,7 @@ int main(int argc, char **argv) {
     }
     if (info.phase == *emit) break;
   }
-  return writeModule(*module, absl::GetFlag(FLAGS_o)) ? 0 : 1;
+  if (buildExecutable) return buildTrainingExecutable(*module, model, argv[0]);
+  std::string output = absl::GetFlag(FLAGS_o);
+  return writeModule(*module, output.empty() ? "-" : output) ? 0 : 1;
 }

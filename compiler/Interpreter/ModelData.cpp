@@ -9,9 +9,7 @@
 #include "runtime/Init.h"
 
 namespace stepc::interp {
-namespace {
 
-// The InitSpec of a verified initialiser; keys a kind does not take keep their defaults.
 rt::InitSpec initSpecOf(mlir::DictionaryAttr init) {
   rt::InitSpec spec;
   spec.kind = step::specKind(init).str();
@@ -27,6 +25,8 @@ rt::InitSpec initSpecOf(mlir::DictionaryAttr init) {
   }
   return spec;
 }
+
+namespace {
 
 // The corpus as tokens, generated once per seed: every step windows the same stream.
 std::vector<int64_t> corpusTokens(uint64_t seed) {

@@ -9,6 +9,7 @@
 #define STEPC_COMPILER_INTERPRETER_MODELDATA_H
 
 #include "compiler/Interpreter/Interpreter.h"
+#include "runtime/Init.h"
 
 namespace stepc::interp {
 
@@ -16,6 +17,10 @@ namespace stepc::interp {
 /// initialised with Philox key `seed`. Float values are rounded to the declared element type.
 /// A parameter whose initialiser fails (not possible for a verified model) is reported at its
 /// location and left out.
+/// The runtime's description of a verified `init` spec; keys a kind does not take keep their
+/// defaults.
+rt::InitSpec initSpecOf(mlir::DictionaryAttr init);
+
 std::map<std::string, Tensor> initModelParams(step::ModelOp model, uint64_t seed);
 
 /// Step `step`'s batch of every input of `model` by name, one tensor per result of its

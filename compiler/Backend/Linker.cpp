@@ -1,0 +1,77 @@
+//===- Linker.cpp - link the emitted object with the runtime --------------===//
+#include "compiler/Backend/Linker.h"
+
+#include <cstdlib>
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+namespace stepc::backend {
+
+std::string findRuntimeArchive(const char *argv0, std::string &searched) {
+  if (const char *env = std::getenv("STEPC_RUNTIME_ARCHIVE")) {
+    searched = std::string("$STEPC_RUNTIME_ARCHIVE (") + env + ")";
+    return llvm::sys::fs::exists(env) ? std::string(env) : std::string();
+  }
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
+  llvm::StringRef dir = llvm::sys::path::parent_path(exe);
+  std::string candidates[] = {
+      exe + ".runfiles/__main__/runtime/libstepc_rt.a",
+      (dir + "/../../runtime/libstepc_rt.a").str(),
+      (dir + "/../lib/stepc/libstepc_rt.a").str(),
+  };
+  searched.clear();
+  for (const std::string &path : candidates) {
+    if (llvm::sys::fs::exists(path)) return path;
+    searched += (searched.empty() ? "" : ", ") + path;
+  }
+  return {};
+}
+
+std::string linkExecutable(const std::string &object, const std::string &runtimeArchive,
+                           const std::string &output) {
+  std::string driver;
+  if (const char *cxx = std::getenv("CXX"); cxx && *cxx) {
+    driver = cxx;
+  } else {
+    for (const char *name : {"c++", "g++", "clang++"})
+      if (auto found = llvm::sys::findProgramByName(name)) {
+        driver = *found;
+        break;
+      }
+  }
+  if (driver.empty())
+    return "no C++ compiler driver to link with (set $CXX, or install g++: "
+           "apt-get install g++)";
+  if (!driver.empty() && driver.find('/') == std::string::npos)
+    if (auto found = llvm::sys::findProgramByName(driver)) driver = *found;
+  std::string temporary = output + ".linking";
+  std::vector<llvm::StringRef> args = {driver, "-o", temporary, object, runtimeArchive,
+                                       "-lm", "-lpthread"};
+  llvm::SmallString<128> log;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("stepc-link", "log", log))
+    return "cannot create a temporary file: " + ec.message();
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(driver, args, std::nullopt, redirects, 0, 0, &error);
+  std::string message;
+  if (rc != 0) {
+    auto text = llvm::MemoryBuffer::getFile(log);
+    message = "linking failed (" + driver + " exited with " + std::to_string(rc) +
+              (error.empty() ? "" : ": " + error) + ")";
+    if (text) message += ":\n" + (*text)->getBuffer().str();
+    llvm::sys::fs::remove(temporary);
+  } else if (std::error_code ec = llvm::sys::fs::rename(temporary, output)) {
+    message = "cannot write '" + output + "': " + ec.message();
+    llvm::sys::fs::remove(temporary);
+  }
+  llvm::sys::fs::remove(log);
+  return message;
+}
+
+}  // namespace stepc::backend

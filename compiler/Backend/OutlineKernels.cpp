@@ -1,0 +1,139 @@
+//===- OutlineKernels.cpp - --step-outline-kernels ------------------------===//
+//
+// After bufferization, every linalg op left in a step function is one kernel: a fused group of
+// elementwise work and reductions (`kernels` stage), a contraction, a convolution or a copy.
+// This moves each into its own private function `@kernel_N_<op>` (attribute `step.kernel`)
+// and calls it, so the step functions keep only the host plan: loops, allocations, scalar
+// bookkeeping and kernel calls, in order.
+//
+// Why: it is the shape the runtime and the CUDA backend need (a kernel is a unit that is
+// launched, timed and profiled), and LLVM optimises many small functions in a fraction of the
+// time one huge function takes (IndVarSimplify and unrolling are superlinear in function
+// size). Kernels that are structurally identical (the same op on the same buffer types, e.g.
+// a layer's forward recomputed in the backward) share one function. The kernel calls are
+// counted into the description's kernelCount.
+//
+//===----------------------------------------------------------------------===//
+#include <map>
+
+#include "compiler/Backend/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "runtime/ProgramDescription.h"
+
+namespace stepc::backend {
+namespace {
+
+struct OutlineKernelsPass
+    : public mlir::PassWrapper<OutlineKernelsPass, mlir::OperationPass<mlir::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineKernelsPass)
+  llvm::StringRef getArgument() const override { return "step-outline-kernels"; }
+  llvm::StringRef getDescription() const override {
+    return "Moves each linalg op of the step functions into its own kernel function";
+  }
+  void getDependentDialects(mlir::DialectRegistry &registry) const override {
+    registry.insert<mlir::func::FuncDialect, mlir::LLVM::LLVMDialect>();
+  }
+
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    mlir::MLIRContext *ctx = &getContext();
+    std::map<std::string, mlir::func::FuncOp> byBody;  // structural key -> kernel
+    int64_t calls = 0;
+    int next = 0;
+    for (auto host : llvm::to_vector(module.getOps<mlir::func::FuncOp>())) {
+      if (host->hasAttr("step.kernel") || host.isExternal()) continue;
+      llvm::SmallVector<mlir::linalg::LinalgOp> ops;
+      host.walk([&](mlir::linalg::LinalgOp op) {
+        if (!op->getParentOfType<mlir::linalg::LinalgOp>()) ops.push_back(op);
+      });
+      for (mlir::linalg::LinalgOp op : ops) {
+        if (op.hasPureTensorSemantics() || !op->getResults().empty()) {
+          op->emitError("expected a bufferized linalg op (run after one-shot-bufferize)");
+          return signalPassFailure();
+        }
+        // Arguments: the op's operands, then values its body uses from above (constants are
+        // cloned into the kernel instead).
+        llvm::SetVector<mlir::Value> captured;
+        mlir::getUsedValuesDefinedAbove(op->getRegions(), captured);
+        llvm::SmallVector<mlir::Value> args(op->getOperands());
+        llvm::SmallVector<mlir::Operation *> constants;
+        for (mlir::Value v : captured) {
+          mlir::Operation *def = v.getDefiningOp();
+          if (def && def->hasTrait<mlir::OpTrait::ConstantLike>())
+            constants.push_back(def);
+          else if (!llvm::is_contained(args, v))
+            args.push_back(v);
+        }
+        mlir::OpBuilder b(ctx);
+        b.setInsertionPoint(host);
+        auto type = b.getFunctionType(mlir::ValueRange(args).getTypes(), {});
+        auto kernel = b.create<mlir::func::FuncOp>(op.getLoc(), "kernel", type);
+        mlir::Block *entry = kernel.addEntryBlock();
+        b.setInsertionPointToStart(entry);
+        mlir::IRMapping map;
+        for (auto [from, to] : llvm::zip(args, entry->getArguments())) map.map(from, to);
+        for (mlir::Operation *c : constants) b.clone(*c, map);
+        b.clone(*op, map);
+        b.create<mlir::func::ReturnOp>(op.getLoc());
+        // The key: the kernel's text without its name or locations.
+        std::string key;
+        {
+          llvm::raw_string_ostream os(key);
+          kernel.print(os, mlir::OpPrintingFlags().printGenericOpForm().elideLargeElementsAttrs(64));
+        }
+        mlir::func::FuncOp target;
+        auto it = byBody.find(key);
+        if (it != byBody.end()) {
+          target = it->second;
+          kernel.erase();
+        } else {
+          std::string name = "kernel_" + std::to_string(next++) + "_" +
+                             op->getName().stripDialect().str();
+          kernel.setSymName(name);
+          kernel.setPrivate();
+          kernel->setAttr("step.kernel", mlir::UnitAttr::get(ctx));
+          // Kernels stay separate functions in LLVM too: inlined, they would rebuild the one
+          // huge function this pass exists to avoid.
+          kernel->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+          kernel->setAttr("llvm.linkage",
+                          mlir::LLVM::LinkageAttr::get(ctx, mlir::LLVM::Linkage::Internal));
+          byBody.emplace(key, kernel);
+          target = kernel;
+        }
+        b.setInsertionPoint(op);
+        b.create<mlir::func::CallOp>(op.getLoc(), target, args);
+        op->erase();
+        ++calls;
+      }
+    }
+    // Kernel calls written in the program text (a call inside a loop counts once).
+    if (auto attr = module->getAttrOfType<mlir::StringAttr>("step.program")) {
+      rt::ProgramDescription d;
+      if (rt::parseProgramDescription(attr.getValue().str(), d).ok()) {
+        d.info.kernelCount = calls;
+        module->setAttr("step.program", mlir::StringAttr::get(ctx, rt::writeProgramDescription(d)));
+      }
+    }
+    module->setAttr("step.kernels",
+                    mlir::DictionaryAttr::get(
+                        ctx, {mlir::NamedAttribute(mlir::StringAttr::get(ctx, "calls"),
+                                                   mlir::IntegerAttr::get(mlir::IntegerType::get(ctx, 64), calls)),
+                              mlir::NamedAttribute(mlir::StringAttr::get(ctx, "distinct"),
+                                                   mlir::IntegerAttr::get(mlir::IntegerType::get(ctx, 64),
+                                                                          static_cast<int64_t>(byBody.size())))}));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> createOutlineKernelsPass() {
+  return std::make_unique<OutlineKernelsPass>();
+}
+
+}  // namespace stepc::backend

@@ -1,0 +1,91 @@
+//===- PackEntryPoints.cpp - --step-pack-entry-points ---------------------===//
+//
+// On the LLVM dialect: gives each lowered step function (@train_step, @eval_loss) a packed
+// entry point `void stepc_train_step(ptr buffers)` / `stepc_eval_loss` that loads its N buffer
+// pointers from an array and calls it, and embeds the module's `step.program` description as
+// the NUL-terminated constant @stepc_program_description. The runtime (CompiledMain.cpp) links
+// against exactly these three symbols, whatever the model, so nothing model-specific is
+// generated in C++.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Backend/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+
+namespace stepc::backend {
+namespace {
+
+struct PackEntryPointsPass
+    : public mlir::PassWrapper<PackEntryPointsPass, mlir::OperationPass<mlir::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PackEntryPointsPass)
+  llvm::StringRef getArgument() const override { return "step-pack-entry-points"; }
+  llvm::StringRef getDescription() const override {
+    return "Adds packed entry points for @train_step / @eval_loss and embeds `step.program`";
+  }
+  void getDependentDialects(mlir::DialectRegistry &registry) const override {
+    registry.insert<mlir::LLVM::LLVMDialect>();
+  }
+
+  mlir::LogicalResult pack(mlir::ModuleOp module, llvm::StringRef name, llvm::StringRef entry) {
+    auto fn = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(name);
+    if (!fn)
+      return module.emitError("expected the lowered function @")
+             << name << " (llvm.func) for the entry point " << entry;
+    if (module.lookupSymbol(entry)) return mlir::success();  // already packed
+    mlir::MLIRContext *ctx = module.getContext();
+    auto ptr = mlir::LLVM::LLVMPointerType::get(ctx);
+    for (mlir::Type t : fn.getFunctionType().getParams())
+      if (t != ptr)
+        return fn.emitError("every argument of a step function must lower to a pointer "
+                            "(a statically shaped buffer), found ")
+               << t;
+    if (!llvm::isa<mlir::LLVM::LLVMVoidType>(fn.getFunctionType().getReturnType()))
+      return fn.emitError("a step function must return through out-parameters");
+    mlir::OpBuilder b(ctx);
+    b.setInsertionPointToEnd(module.getBody());
+    mlir::Location loc = fn.getLoc();
+    auto wrapper = b.create<mlir::LLVM::LLVMFuncOp>(
+        loc, entry, mlir::LLVM::LLVMFunctionType::get(mlir::LLVM::LLVMVoidType::get(ctx), {ptr}));
+    mlir::Block *block = wrapper.addEntryBlock(b);
+    b.setInsertionPointToStart(block);
+    llvm::SmallVector<mlir::Value> args;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      mlir::Value slot = b.create<mlir::LLVM::GEPOp>(
+          loc, ptr, ptr, block->getArgument(0),
+          llvm::ArrayRef<mlir::LLVM::GEPArg>{static_cast<int32_t>(i)});
+      args.push_back(b.create<mlir::LLVM::LoadOp>(loc, ptr, slot));
+    }
+    b.create<mlir::LLVM::CallOp>(loc, fn, args);
+    b.create<mlir::LLVM::ReturnOp>(loc, mlir::ValueRange{});
+    return mlir::success();
+  }
+
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    auto description = module->getAttrOfType<mlir::StringAttr>("step.program");
+    if (!description) {
+      module.emitError("expected the `step.program` description (--step-describe-program)");
+      return signalPassFailure();
+    }
+    if (failed(pack(module, "train_step", "stepc_train_step")) ||
+        failed(pack(module, "eval_loss", "stepc_eval_loss")))
+      return signalPassFailure();
+    if (module.lookupSymbol("stepc_program_description")) return;
+    mlir::OpBuilder b(module.getContext());
+    b.setInsertionPointToEnd(module.getBody());
+    std::string text = description.getValue().str();
+    text.push_back('\0');
+    auto type = mlir::LLVM::LLVMArrayType::get(b.getI8Type(), text.size());
+    b.create<mlir::LLVM::GlobalOp>(module.getLoc(), type, /*isConstant=*/true,
+                                   mlir::LLVM::Linkage::External, "stepc_program_description",
+                                   b.getStringAttr(text));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> createPackEntryPointsPass() {
+  return std::make_unique<PackEntryPointsPass>();
+}
+
+}  // namespace stepc::backend

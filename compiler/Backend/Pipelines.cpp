@@ -1,0 +1,76 @@
+//===- Pipelines.cpp - the CPU backend's pass pipelines and registration ===//
+#include "compiler/Backend/Passes.h"
+#include "compiler/Lowering/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+
+namespace stepc::backend {
+
+llvm::StringRef linalgPipeline() {
+  return "step-describe-program,step-lower-to-linalg,canonicalize,cse";
+}
+
+// Elementwise producers fuse into their consumers (elementwise ops or reductions) when they
+// have no other use, so no work is recomputed; each linalg op left is one kernel.
+llvm::StringRef kernelsPipeline() {
+  return "linalg-fuse-elementwise-ops,canonicalize,cse";
+}
+
+// Function arguments bufferize to identity-layout memrefs so that the bare-pointer calling
+// convention applies; results become out-parameters the caller owns, and statically shaped
+// result allocations are replaced by the out-parameter itself (no copy at the end).
+llvm::StringRef buffersPipeline() {
+  return "step-drop-model,one-shot-bufferize{bufferize-function-boundaries "
+         "function-boundary-type-conversion=identity-layout-map},"
+         "buffer-results-to-out-params{hoist-static-allocs},"
+         "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
+         "step-outline-kernels";
+}
+
+llvm::StringRef llvmPipeline() {
+  return "convert-linalg-to-loops,expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+         "canonicalize,finalize-memref-to-llvm,convert-math-to-llvm,"
+         "convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
+         "convert-func-to-llvm,convert-cf-to-llvm,"
+         "reconcile-unrealized-casts,step-pack-entry-points";
+}
+
+void registerBackendPasses() {
+  static bool done = [] {
+    mlir::registerAllPasses();
+    mlir::PassRegistration<mlir::Pass>(
+        [] { return createDescribeProgramPass(); });
+    mlir::PassRegistration<mlir::Pass>(
+        [] { return createPackEntryPointsPass(); });
+    mlir::PassRegistration<mlir::Pass>([] { return createDropModelPass(); });
+    mlir::PassRegistration<mlir::Pass>([] { return createStridedCopiesPass(); });
+    mlir::PassRegistration<mlir::Pass>([] { return createOutlineKernelsPass(); });
+    lowering::registerLoweringPasses();
+    return true;
+  }();
+  (void)done;
+}
+
+void registerBackendDialects(mlir::DialectRegistry &registry) {
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+}
+
+mlir::LogicalResult runPipeline(mlir::ModuleOp module, llvm::StringRef pipeline) {
+  registerBackendPasses();
+  mlir::PassManager pm(module.getContext());
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(mlir::parsePassPipeline(pipeline, pm, os)))
+    return module.emitError("internal error: bad pass pipeline '") << pipeline << "': " << error;
+  return pm.run(module);
+}
+
+}  // namespace stepc::backend

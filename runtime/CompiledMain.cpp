@@ -1,0 +1,29 @@
+//===- CompiledMain.cpp - main() of a training executable stepc links ===//
+//
+// `stepc compile MODEL -o NAME` emits an object that defines the symbols below and links it
+// with this runtime archive; nothing else is generated.
+//
+//===----------------------------------------------------------------------===//
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/CompiledProgram.h"
+#include "runtime/Main.h"
+
+extern "C" {
+extern const char stepc_program_description[];
+void stepc_train_step(void **buffers);
+void stepc_eval_loss(void **buffers);
+}
+
+int main(int argc, char **argv) {
+  std::unique_ptr<stepc::rt::CompiledProgram> program;
+  stepc::rt::Status status = stepc::rt::CompiledProgram::create(
+      stepc_program_description, stepc_train_step, stepc_eval_loss, program);
+  if (!status.ok()) {
+    std::fprintf(stderr, "%s: error: %s (the executable is damaged; compile it again)\n",
+                 argc > 0 ? argv[0] : "stepc-program", status.message().c_str());
+    return 1;
+  }
+  return stepc::rt::trainingMain(argc, argv, *program);
+}

@@ -1,0 +1,101 @@
+//===- CompiledProgram.cpp - a StepProgram backed by compiled entry points ===//
+#include "runtime/CompiledProgram.h"
+
+#include <cstring>
+
+namespace stepc::rt {
+namespace {
+
+int64_t elementsOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+}  // namespace
+
+CompiledProgram::CompiledProgram(ProgramDescription description, PackedEntry train,
+                                 PackedEntry eval)
+    : description_(std::move(description)), train_(train), eval_(eval) {}
+
+Status CompiledProgram::create(const std::string &text, PackedEntry train, PackedEntry eval,
+                               std::unique_ptr<CompiledProgram> &out) {
+  ProgramDescription d;
+  if (Status s = parseProgramDescription(text, d); !s.ok()) return s;
+  for (const Binding &b : d.train.results)
+    if (b.kind == Binding::Kind::kBatch || b.kind == Binding::Kind::kStep)
+      return Status::error("program description: the train step cannot return a batch or step");
+  out.reset(new CompiledProgram(std::move(d), train, eval));
+  return {};
+}
+
+Status CompiledProgram::setThreads(int threads) {
+  // The compiled CPU code is single-threaded so far; more threads are accepted and unused.
+  (void)threads;
+  return {};
+}
+
+Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
+                             const StepBuffers &buffers, int64_t step) {
+  if (!fn) return Status::error("this executable has no compiled '" + entry.symbol + "'");
+  int64_t stepValue = step;
+  args_.clear();
+  for (const Binding &b : entry.args) {
+    switch (b.kind) {
+      case Binding::Kind::kParam: args_.push_back(buffers.params.at(b.index).data); break;
+      case Binding::Kind::kState: args_.push_back(buffers.state.at(b.index).data); break;
+      case Binding::Kind::kBatch: args_.push_back(buffers.batch.at(b.index).data); break;
+      case Binding::Kind::kStep: args_.push_back(&stepValue); break;
+      case Binding::Kind::kMetric:
+        return Status::error("program description: a metric cannot be an argument");
+    }
+  }
+  scratch_.resize(entry.results.size());
+  for (size_t i = 0; i < entry.results.size(); ++i) {
+    const Binding &b = entry.results[i];
+    int64_t n = b.kind == Binding::Kind::kParam   ? elementsOf(info().params[b.index].shape)
+                : b.kind == Binding::Kind::kState ? elementsOf(info().state[b.index].shape)
+                                                  : 1;
+    scratch_[i].resize(static_cast<size_t>(n));
+    args_.push_back(scratch_[i].data());
+  }
+  fn(args_.data());
+  return {};
+}
+
+Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) {
+  const EntryDescription &entry = description_.train;
+  if (Status s = call(entry, train_, buffers, step); !s.ok()) return s;
+  metrics = StepMetrics();
+  for (const std::string &name : info().extraMetrics) metrics.extra.push_back({name, 0.0});
+  for (size_t i = 0; i < entry.results.size(); ++i) {
+    const Binding &b = entry.results[i];
+    const std::vector<float> &value = scratch_[i];
+    if (b.kind == Binding::Kind::kParam || b.kind == Binding::Kind::kState) {
+      const TensorBuffer &dst =
+          b.kind == Binding::Kind::kParam ? buffers.params.at(b.index) : buffers.state.at(b.index);
+      std::memcpy(dst.data, value.data(), value.size() * sizeof(float));
+    } else if (b.metric == "loss") {
+      metrics.loss = value[0];
+    } else if (b.metric == "lr") {
+      metrics.lr = value[0];
+    } else if (b.metric == "grad_norm") {
+      metrics.gradNorm = value[0];
+    } else {
+      for (auto &[name, v] : metrics.extra)
+        if (name == b.metric) v = value[0];
+    }
+  }
+  return {};
+}
+
+Status CompiledProgram::evaluate(const StepBuffers &buffers, int64_t step, double &loss) {
+  const EntryDescription &entry = description_.eval;
+  if (Status s = call(entry, eval_, buffers, step); !s.ok()) return s;
+  for (size_t i = 0; i < entry.results.size(); ++i)
+    if (entry.results[i].kind == Binding::Kind::kMetric && entry.results[i].metric == "loss")
+      loss = scratch_[i][0];
+  return {};
+}
+
+}  // namespace stepc::rt
