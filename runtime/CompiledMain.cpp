@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <malloc.h>
+
 #include "runtime/CompiledProgram.h"
 #include "runtime/Main.h"
 
@@ -17,6 +19,11 @@ void stepc_eval_loss(void **buffers);
 }
 
 int main(int argc, char **argv) {
+  // A step allocates and frees the same large temporaries every time. Keep them in the heap
+  // (no mmap/munmap, no trimming) so each step reuses the pages instead of faulting in fresh
+  // zeroed ones.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   std::unique_ptr<stepc::rt::CompiledProgram> program;
   stepc::rt::Status status = stepc::rt::CompiledProgram::create(
       stepc_program_description, stepc_train_step, stepc_eval_loss, program);

@@ -50,8 +50,16 @@ std::string linkExecutable(const std::string &object, const std::string &runtime
   if (!driver.empty() && driver.find('/') == std::string::npos)
     if (auto found = llvm::sys::findProgramByName(driver)) driver = *found;
   std::string temporary = output + ".linking";
+  // GEMMs: OpenBLAS (pthreads), linked statically so the executable runs without it.
+  std::string blas = "-lopenblas";
+  for (const char *path : {"/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.a",
+                           "/usr/lib/x86_64-linux-gnu/libopenblas.a"})
+    if (llvm::sys::fs::exists(path)) {
+      blas = path;
+      break;
+    }
   std::vector<llvm::StringRef> args = {driver, "-o", temporary, object, runtimeArchive,
-                                       "-lm", "-lpthread"};
+                                       blas, "-lm", "-lpthread"};
   llvm::SmallString<128> log;
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile("stepc-link", "log", log))
     return "cannot create a temporary file: " + ec.message();

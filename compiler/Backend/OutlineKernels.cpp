@@ -85,7 +85,8 @@ struct OutlineKernelsPass
         std::string key;
         {
           llvm::raw_string_ostream os(key);
-          kernel.print(os, mlir::OpPrintingFlags().printGenericOpForm().elideLargeElementsAttrs(64));
+          // Local scope: the text must not depend on the rest of the module (alias numbering).
+          kernel.print(os, mlir::OpPrintingFlags().printGenericOpForm().useLocalScope());
         }
         mlir::func::FuncOp target;
         auto it = byBody.find(key);

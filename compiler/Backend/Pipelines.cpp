@@ -18,7 +18,7 @@ llvm::StringRef linalgPipeline() {
 // Elementwise producers fuse into their consumers (elementwise ops or reductions) when they
 // have no other use, so no work is recomputed; each linalg op left is one kernel.
 llvm::StringRef kernelsPipeline() {
-  return "linalg-fuse-elementwise-ops,canonicalize,cse";
+  return "step-fuse-elementwise,canonicalize,cse";
 }
 
 // Function arguments bufferize to identity-layout memrefs so that the bare-pointer calling
@@ -29,7 +29,7 @@ llvm::StringRef buffersPipeline() {
          "function-boundary-type-conversion=identity-layout-map},"
          "buffer-results-to-out-params{hoist-static-allocs},"
          "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
-         "step-outline-kernels";
+         "step-contractions-to-library,step-outline-kernels";
 }
 
 llvm::StringRef llvmPipeline() {
@@ -50,6 +50,8 @@ void registerBackendPasses() {
     mlir::PassRegistration<mlir::Pass>([] { return createDropModelPass(); });
     mlir::PassRegistration<mlir::Pass>([] { return createStridedCopiesPass(); });
     mlir::PassRegistration<mlir::Pass>([] { return createOutlineKernelsPass(); });
+    mlir::PassRegistration<mlir::Pass>([] { return createFuseElementwisePass(); });
+    mlir::PassRegistration<mlir::Pass>([] { return createContractionsToLibraryPass(); });
     lowering::registerLoweringPasses();
     return true;
   }();

@@ -15,9 +15,11 @@
 namespace stepc::backend {
 namespace {
 
+// Unranked memrefs count as contiguous: the copy is left alone (bufferization does not
+// produce them here).
 bool contiguous(mlir::Value v) {
-  auto type = llvm::cast<mlir::MemRefType>(v.getType());
-  return type.getLayout().isIdentity() || mlir::memref::isStaticShapeAndContiguousRowMajor(type);
+  auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
+  return !type || type.getLayout().isIdentity() || mlir::memref::isStaticShapeAndContiguousRowMajor(type);
 }
 
 struct StridedCopiesPass

@@ -45,3 +45,5 @@ config.substitutions.append(("%run-cpu",
                              "%s -e main -entry-point-result=void -shared-libs=%s"
                              % (os.path.join(llvm_bin, "mlir-cpu-runner"), runner_libs)))
 config.environment["PATH"] = os.pathsep.join([llvm_bin, config.environment.get("PATH", "/usr/bin:/bin")])
+config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))

@@ -1,0 +1,183 @@
+//===- ContractionsToLibrary.cpp - --step-contractions-to-library ---------===//
+//
+// Bufferized f32 contractions (linalg.matmul, linalg.batch_matmul and the linalg.generic
+// contractions that transposed or N-D matmuls lower to) become calls to the GEMM interface,
+// runtime/Gemm.h: stepc_matmul_f32 / stepc_batch_matmul_f32 (C += op(A) · op(B), through MLIR's
+// C interface for memrefs). A library GEMM is an order of magnitude faster than loops, and the
+// CUDA backend implements the same two functions with cuBLASLt.
+//
+// Each operand's dims must fall into contiguous blocks (batch first, then the M/K, K/N or M/N
+// blocks in either order) that collapse without a copy (memref.collapse_shape); the block order
+// gives the transposes. Anything else stays a loop kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Backend/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+namespace stepc::backend {
+namespace {
+
+enum Group { kBatch, kM, kN, kK };
+
+// The blocks of one operand: its dims grouped, in order, or failure if a group is split.
+struct Blocks {
+  llvm::SmallVector<Group> order;                      // one entry per block
+  llvm::SmallVector<llvm::SmallVector<int64_t>> dims;  // operand dims per block
+  llvm::SmallVector<llvm::SmallVector<unsigned>> loops;  // loop dims per block, in order
+};
+
+mlir::FailureOr<Blocks> blocksOf(mlir::AffineMap map, const llvm::DenseMap<unsigned, Group> &group) {
+  Blocks b;
+  for (unsigned i = 0; i < map.getNumResults(); ++i) {
+    auto dim = llvm::dyn_cast<mlir::AffineDimExpr>(map.getResult(i));
+    if (!dim) return mlir::failure();
+    Group g = group.lookup(dim.getPosition());
+    if (b.order.empty() || b.order.back() != g) {
+      if (llvm::is_contained(b.order, g)) return mlir::failure();  // group split in two
+      b.order.push_back(g);
+      b.dims.emplace_back();
+      b.loops.emplace_back();
+    }
+    b.dims.back().push_back(i);
+    b.loops.back().push_back(dim.getPosition());
+  }
+  return b;
+}
+
+struct ContractionsToLibraryPass
+    : public mlir::PassWrapper<ContractionsToLibraryPass, mlir::OperationPass<mlir::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ContractionsToLibraryPass)
+  llvm::StringRef getArgument() const override { return "step-contractions-to-library"; }
+  llvm::StringRef getDescription() const override {
+    return "Replaces bufferized f32 contractions by calls to the GEMM interface (runtime/Gemm.h)";
+  }
+  void getDependentDialects(mlir::DialectRegistry &registry) const override {
+    registry.insert<mlir::func::FuncDialect, mlir::memref::MemRefDialect,
+                    mlir::arith::ArithDialect>();
+  }
+
+  mlir::func::FuncOp declaration(mlir::ModuleOp module, unsigned rank) {
+    llvm::StringRef name = rank == 2 ? "stepc_matmul_f32" : "stepc_batch_matmul_f32";
+    if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(name)) return fn;
+    mlir::OpBuilder b(module.getBodyRegion());
+    mlir::Type view = dynamicView(b, rank);
+    auto fn = b.create<mlir::func::FuncOp>(
+        module.getLoc(), name,
+        b.getFunctionType({view, view, view, b.getI64Type(), b.getI64Type()}, {}));
+    fn.setPrivate();
+    // Calls pass pointers to memref descriptors: _mlir_ciface_<name>, see runtime/Gemm.h.
+    fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    return fn;
+  }
+
+  static mlir::MemRefType dynamicView(mlir::OpBuilder &b, unsigned rank) {
+    int64_t dyn = mlir::ShapedType::kDynamic;
+    llvm::SmallVector<int64_t> shape(rank, dyn), strides(rank, dyn);
+    return mlir::MemRefType::get(shape, b.getF32Type(),
+                                 mlir::StridedLayoutAttr::get(b.getContext(), dyn, strides));
+  }
+
+  // The operand collapsed to one dim per block, cast to the interface's dynamic view type; or
+  // null if its blocks do not collapse without a copy.
+  mlir::Value collapse(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, const Blocks &blocks) {
+    auto type = llvm::cast<mlir::MemRefType>(v.getType());
+    llvm::SmallVector<mlir::ReassociationIndices> reassociation;
+    for (const auto &dims : blocks.dims) reassociation.emplace_back(dims.begin(), dims.end());
+    mlir::Value view = v;
+    if (reassociation.size() != static_cast<size_t>(type.getRank())) {
+      if (!mlir::memref::CollapseShapeOp::isGuaranteedCollapsible(type, reassociation))
+        return nullptr;
+      view = b.create<mlir::memref::CollapseShapeOp>(loc, v, reassociation);
+    }
+    return b.create<mlir::memref::CastOp>(loc, dynamicView(b, reassociation.size()), view);
+  }
+
+  bool rewrite(mlir::linalg::LinalgOp op) {
+    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+        !mlir::linalg::isaContractionOpInterface(op))
+      return false;
+    for (mlir::Value v : op->getOperands()) {
+      auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
+      if (!type || !type.getElementType().isF32() || !type.hasStaticShape()) return false;
+    }
+    auto dims = mlir::linalg::inferContractionDims(op);
+    if (mlir::failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty()) return false;
+    llvm::DenseMap<unsigned, Group> group;
+    for (unsigned d : dims->batch) group[d] = kBatch;
+    for (unsigned d : dims->m) group[d] = kM;
+    for (unsigned d : dims->n) group[d] = kN;
+    for (unsigned d : dims->k) group[d] = kK;
+    auto maps = op.getIndexingMapsArray();
+    auto a = blocksOf(maps[0], group), bb = blocksOf(maps[1], group), c = blocksOf(maps[2], group);
+    if (mlir::failed(a) || mlir::failed(bb) || mlir::failed(c)) return false;
+    bool batched = !dims->batch.empty();
+    // Batch leads everywhere; each operand has two more blocks of the expected groups.
+    auto shapeOk = [&](const Blocks &x, Group p, Group q) {
+      size_t first = batched ? 1 : 0;
+      if (x.order.size() != first + 2 || (batched && x.order[0] != kBatch)) return false;
+      return (x.order[first] == p && x.order[first + 1] == q) ||
+             (x.order[first] == q && x.order[first + 1] == p);
+    };
+    if (!shapeOk(*a, kM, kK) || !shapeOk(*bb, kK, kN) || !shapeOk(*c, kM, kN)) return false;
+    // Within a group the loops must come in the same order in every operand, or the collapsed
+    // rows (columns) would not line up.
+    auto loopsOf = [](const Blocks &x, Group g) {
+      for (size_t i = 0; i < x.order.size(); ++i)
+        if (x.order[i] == g) return x.loops[i];
+      return llvm::SmallVector<unsigned>();
+    };
+    if (loopsOf(*a, kM) != loopsOf(*c, kM) || loopsOf(*bb, kN) != loopsOf(*c, kN) ||
+        loopsOf(*a, kK) != loopsOf(*bb, kK) ||
+        (batched && (loopsOf(*a, kBatch) != loopsOf(*c, kBatch) ||
+                     loopsOf(*bb, kBatch) != loopsOf(*c, kBatch))))
+      return false;
+    size_t first = batched ? 1 : 0;
+    bool transA = a->order[first] == kK, transB = bb->order[first] == kN;
+    bool swapC = c->order[first] == kN;  // C stored [N, M]: compute C^T = op(B)^T op(A)^T
+
+    mlir::OpBuilder b(op);
+    mlir::Location loc = op.getLoc();
+    mlir::Value va = collapse(b, loc, op->getOperand(0), *a);
+    mlir::Value vb = collapse(b, loc, op->getOperand(1), *bb);
+    mlir::Value vc = collapse(b, loc, op->getOperand(2), *c);
+    if (!va || !vb || !vc) {
+      for (mlir::Value v : {va, vb, vc})
+        if (v) v.getDefiningOp()->erase();
+      return false;
+    }
+    if (swapC) {
+      std::swap(va, vb);
+      bool ta = !transB, tb = !transA;
+      transA = ta;
+      transB = tb;
+    }
+    auto module = op->getParentOfType<mlir::ModuleOp>();
+    mlir::func::FuncOp fn = declaration(module, batched ? 3 : 2);
+    mlir::Value ta = b.create<mlir::arith::ConstantIntOp>(loc, transA ? 1 : 0, 64);
+    mlir::Value tb = b.create<mlir::arith::ConstantIntOp>(loc, transB ? 1 : 0, 64);
+    b.create<mlir::func::CallOp>(loc, fn, mlir::ValueRange{va, vb, vc, ta, tb});
+    op->erase();
+    return true;
+  }
+
+  void runOnOperation() override {
+    llvm::SmallVector<mlir::linalg::LinalgOp> ops;
+    getOperation().walk([&](mlir::linalg::LinalgOp op) {
+      auto fn = op->getParentOfType<mlir::func::FuncOp>();
+      if (fn && !fn->hasAttr("step.kernel")) ops.push_back(op);
+    });
+    for (mlir::linalg::LinalgOp op : ops) rewrite(op);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> createContractionsToLibraryPass() {
+  return std::make_unique<ContractionsToLibraryPass>();
+}
+
+}  // namespace stepc::backend

@@ -1,0 +1,53 @@
+//===- FuseElementwise.cpp - --step-fuse-elementwise ----------------------===//
+//
+// The `kernels` stage's fusion: an elementwise producer fuses into its consumer (elementwise
+// op or reduction), so the pair is one kernel and the intermediate tensor never exists. It is
+// upstream's elementwise fusion with a stricter rule than its default (single use), because
+// two fusions upstream allows are losses here:
+// - into a contraction: the result would no longer be a GEMM the library can run, and the
+//   producer would be recomputed once per output column;
+// - through a broadcast (the consumer reads the producer with a non-permutation map): the
+//   producer would be recomputed for every broadcast element.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Backend/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace stepc::backend {
+namespace {
+
+bool shouldFuse(mlir::OpOperand *operand) {
+  mlir::Operation *producer = operand->get().getDefiningOp();
+  auto consumer = llvm::dyn_cast<mlir::linalg::LinalgOp>(operand->getOwner());
+  if (!producer || !consumer || !producer->hasOneUse()) return false;
+  if (mlir::linalg::isaContractionOpInterface(consumer)) return false;
+  return consumer.getMatchingIndexingMap(operand).isPermutation();
+}
+
+struct FuseElementwisePass
+    : public mlir::PassWrapper<FuseElementwisePass, mlir::OperationPass<mlir::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwisePass)
+  llvm::StringRef getArgument() const override { return "step-fuse-elementwise"; }
+  llvm::StringRef getDescription() const override {
+    return "Fuses elementwise producers into consumers, never into contractions or broadcasts";
+  }
+  void getDependentDialects(mlir::DialectRegistry &registry) const override {
+    registry.insert<mlir::linalg::LinalgDialect>();
+  }
+  void runOnOperation() override {
+    mlir::RewritePatternSet patterns(&getContext());
+    mlir::linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
+    if (mlir::failed(mlir::applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> createFuseElementwisePass() {
+  return std::make_unique<FuseElementwisePass>();
+}
+
+}  // namespace stepc::backend

@@ -1,0 +1,104 @@
+//===- Gemm.cpp - the GEMM interface on OpenBLAS --------------------------===//
+#include "runtime/Gemm.h"
+
+#include <algorithm>
+
+// OpenBLAS's CBLAS, declared here so the runtime builds without its headers; the executable
+// links libopenblas.a (stepc's link line).
+extern "C" {
+void cblas_sgemm(int order, int transA, int transB, int m, int n, int k, float alpha,
+                 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
+void openblas_set_num_threads(int threads);
+}
+
+namespace stepc::rt {
+namespace {
+
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+
+// One operand as BLAS sees it: a row-major matrix with leading dimension ld, possibly
+// transposed. A view [R, C] with strides (s0, 1) is row-major R x C (ld s0); with strides
+// (1, s1) it is the transpose of a row-major C x R (ld s1).
+struct Operand {
+  const float *data;
+  int64_t ld;
+  bool transposed;
+  bool ok;
+};
+
+Operand operand(const float *data, const int64_t *sizes, const int64_t *strides, bool trans) {
+  int64_t r = sizes[0], c = sizes[1];
+  if (strides[1] == 1 || c == 1)
+    return {data, std::max<int64_t>(r == 1 ? c : strides[0], c), trans, true};
+  if (strides[0] == 1 || r == 1)
+    return {data, std::max<int64_t>(c == 1 ? r : strides[1], r), !trans, true};
+  return {data, 0, trans, false};
+}
+
+// C[M,N] += op(A) · op(B) for one 2-D slice.
+void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, const float *b,
+            const int64_t *bSizes, const int64_t *bStrides, float *c, const int64_t *cSizes,
+            const int64_t *cStrides, bool transA, bool transB) {
+  int64_t m = cSizes[0], n = cSizes[1];
+  int64_t k = transA ? aSizes[0] : aSizes[1];
+  if (m == 0 || n == 0) return;
+  if (cStrides[1] != 1 && n > 1 && (cStrides[0] == 1 || m == 1)) {
+    // A column-major C: compute its transpose, C^T[N,M] += op(B)^T · op(A)^T.
+    int64_t tSizes[2] = {cSizes[1], cSizes[0]}, tStrides[2] = {cStrides[1], cStrides[0]};
+    return gemm2d(b, bSizes, bStrides, a, aSizes, aStrides, c, tSizes, tStrides, !transB, !transA);
+  }
+  gemmStats().calls++;
+  gemmStats().flops += 2.0 * m * n * k;
+  Operand A = operand(a, aSizes, aStrides, transA), B = operand(b, bSizes, bStrides, transB);
+  if (A.ok && B.ok && (cStrides[1] == 1 || n == 1) && k > 0) {
+    int64_t ldc = std::max<int64_t>(m == 1 ? n : cStrides[0], n);
+    cblas_sgemm(kRowMajor, A.transposed ? kTrans : kNoTrans, B.transposed ? kTrans : kNoTrans,
+                static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, A.data,
+                static_cast<int>(A.ld), B.data, static_cast<int>(B.ld), 1.0f, c,
+                static_cast<int>(ldc));
+    return;
+  }
+  // Views BLAS cannot take (no unit stride): plain loops. The compiler only emits calls for
+  // views with a unit stride, so this is a safety net.
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        float x = transA ? a[p * aStrides[0] + i * aStrides[1]] : a[i * aStrides[0] + p * aStrides[1]];
+        float y = transB ? b[j * bStrides[0] + p * bStrides[1]] : b[p * bStrides[0] + j * bStrides[1]];
+        sum += x * y;
+      }
+      c[i * cStrides[0] + j * cStrides[1]] += sum;
+    }
+}
+
+}  // namespace
+
+void setGemmThreads(int threads) {
+  if (threads > 0) openblas_set_num_threads(threads);
+}
+
+GemmStats &gemmStats() {
+  static GemmStats stats;
+  return stats;
+}
+
+}  // namespace stepc::rt
+
+using stepc::rt::StridedMemRef;
+
+void _mlir_ciface_stepc_matmul_f32(StridedMemRef<2> *a, StridedMemRef<2> *b, StridedMemRef<2> *c,
+                                   int64_t transA, int64_t transB) {
+  stepc::rt::gemm2d(a->data + a->offset, a->sizes, a->strides, b->data + b->offset, b->sizes,
+                    b->strides, c->data + c->offset, c->sizes, c->strides, transA != 0,
+                    transB != 0);
+}
+
+void _mlir_ciface_stepc_batch_matmul_f32(StridedMemRef<3> *a, StridedMemRef<3> *b,
+                                         StridedMemRef<3> *c, int64_t transA, int64_t transB) {
+  for (int64_t i = 0; i < c->sizes[0]; ++i)
+    stepc::rt::gemm2d(a->data + a->offset + i * a->strides[0], a->sizes + 1, a->strides + 1,
+                      b->data + b->offset + i * b->strides[0], b->sizes + 1, b->strides + 1,
+                      c->data + c->offset + i * c->strides[0], c->sizes + 1, c->strides + 1,
+                      transA != 0, transB != 0);
+}

@@ -1,0 +1,52 @@
+//===- Gemm.h - the GEMM interface compiled steps call ----------*- C++ -*-===//
+//
+// Compiled kernels do contractions through these C entry points, MLIR's C interface for
+// memrefs (a pointer to each view's descriptor: base, aligned data, offset, sizes, strides):
+//
+//   stepc_matmul_f32(A, B, C, transA, transB)        C[M,N] += op(A)[M,K] · op(B)[K,N]
+//   stepc_batch_matmul_f32(A, B, C, transA, transB)  the same per leading batch index
+//
+// op(X) is X, or X transposed when trans is 1. Views may be strided; a view whose rows are
+// not unit-stride is passed to BLAS transposed instead. The CPU implementation is OpenBLAS
+// (benchmarks/gemm/README.md says why); the CUDA backend implements the same interface with
+// cuBLASLt.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_RUNTIME_GEMM_H
+#define STEPC_RUNTIME_GEMM_H
+
+#include <cstdint>
+
+namespace stepc::rt {
+
+template <int Rank>
+struct StridedMemRef {
+  float *base;
+  float *data;
+  int64_t offset;
+  int64_t sizes[Rank];
+  int64_t strides[Rank];
+};
+
+/// The threads GEMMs may use (0: the library's default).
+void setGemmThreads(int threads);
+
+/// Counters for the kernel profile: GEMM calls and their floating-point operations.
+struct GemmStats {
+  int64_t calls = 0;
+  double flops = 0;
+};
+GemmStats &gemmStats();
+
+}  // namespace stepc::rt
+
+extern "C" {
+void _mlir_ciface_stepc_matmul_f32(stepc::rt::StridedMemRef<2> *a, stepc::rt::StridedMemRef<2> *b,
+                                   stepc::rt::StridedMemRef<2> *c, int64_t transA, int64_t transB);
+void _mlir_ciface_stepc_batch_matmul_f32(stepc::rt::StridedMemRef<3> *a,
+                                         stepc::rt::StridedMemRef<3> *b,
+                                         stepc::rt::StridedMemRef<3> *c, int64_t transA,
+                                         int64_t transB);
+}
+
+#endif  // STEPC_RUNTIME_GEMM_H
