@@ -35,6 +35,8 @@ std::unique_ptr<mlir::Pass> createFuseElementwisePass();
 std::unique_ptr<mlir::Pass> createContractionsToLibraryPass();
 std::unique_ptr<mlir::Pass> createStridedCopiesPass();
 
+/// Registers the backend's own passes (Pipelines.cpp).
+void registerOwnPasses();
 /// Registers the backend's passes and the upstream passes its pipelines name.
 void registerBackendPasses();
 /// Adds the dialects and interface models (bufferization, deallocation, LLVM translation) the

@@ -1,13 +1,8 @@
-//===- Pipelines.cpp - the CPU backend's pass pipelines and registration ===//
+//===- Pipelines.cpp - the CPU backend's pass pipelines ----------------===//
 #include "compiler/Backend/Passes.h"
 #include "compiler/Lowering/Passes.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 
 namespace stepc::backend {
 
@@ -40,29 +35,14 @@ llvm::StringRef llvmPipeline() {
          "reconcile-unrealized-casts,step-pack-entry-points";
 }
 
-void registerBackendPasses() {
-  static bool done = [] {
-    mlir::registerAllPasses();
-    mlir::PassRegistration<mlir::Pass>(
-        [] { return createDescribeProgramPass(); });
-    mlir::PassRegistration<mlir::Pass>(
-        [] { return createPackEntryPointsPass(); });
-    mlir::PassRegistration<mlir::Pass>([] { return createDropModelPass(); });
-    mlir::PassRegistration<mlir::Pass>([] { return createStridedCopiesPass(); });
-    mlir::PassRegistration<mlir::Pass>([] { return createOutlineKernelsPass(); });
-    mlir::PassRegistration<mlir::Pass>([] { return createFuseElementwisePass(); });
-    mlir::PassRegistration<mlir::Pass>([] { return createContractionsToLibraryPass(); });
-    lowering::registerLoweringPasses();
-    return true;
-  }();
-  (void)done;
-}
-
-void registerBackendDialects(mlir::DialectRegistry &registry) {
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::registerBuiltinDialectTranslation(registry);
-  mlir::registerLLVMDialectTranslation(registry);
+void registerOwnPasses() {
+  mlir::PassRegistration<mlir::Pass>([] { return createDescribeProgramPass(); });
+  mlir::PassRegistration<mlir::Pass>([] { return createPackEntryPointsPass(); });
+  mlir::PassRegistration<mlir::Pass>([] { return createDropModelPass(); });
+  mlir::PassRegistration<mlir::Pass>([] { return createStridedCopiesPass(); });
+  mlir::PassRegistration<mlir::Pass>([] { return createOutlineKernelsPass(); });
+  mlir::PassRegistration<mlir::Pass>([] { return createFuseElementwisePass(); });
+  mlir::PassRegistration<mlir::Pass>([] { return createContractionsToLibraryPass(); });
 }
 
 mlir::LogicalResult runPipeline(mlir::ModuleOp module, llvm::StringRef pipeline) {

@@ -435,30 +435,52 @@ func.func @conv1d_causal_groups(%x: tensor<2x5x4xf32>, %w: tensor<3x2x6xf32>) ->
   return %0 : tensor<2x5x6xf32>
 }
 
+// (f64: the shifted-GEMM form below takes f32 with one group; this is the general form.)
 // Tests that conv1d_grad_input pads the gradient (valid: K - 1 on both sides) and computes
 // [B, S, groups, Cin/groups] from the weight expanded to [K, Cin/groups, groups, Cout/groups],
 // then collapses it.
 // CHECK-LABEL: func.func @conv1d_grad_input_valid
-// CHECK:       %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x7x6xf32>)
+// CHECK:       %[[Z:.+]] = linalg.fill ins(%{{.+}} : f64) outs(%{{.+}} : tensor<2x7x6xf64>)
 // CHECK:       %[[GP:.+]] = tensor.insert_slice %arg0 into %[[Z]][0, 2, 0] [2, 3, 6] [1, 1, 1]
-// CHECK:       %[[W:.+]] = tensor.expand_shape %arg1 {{\[\[}}0], [1], [2, 3]] output_shape [3, 4, 1, 6] : tensor<3x4x6xf32> into tensor<3x4x1x6xf32>
-// CHECK:       %[[D:.+]] = linalg.generic {indexing_maps = [#[[GMAP]], #[[EWMAP]], #[[DXMAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[GP]], %[[W]] : tensor<2x7x6xf32>, tensor<3x4x1x6xf32>)
-// CHECK:       %[[DX:.+]] = tensor.collapse_shape %[[D]] {{\[\[}}0], [1], [2, 3]] : tensor<2x5x1x4xf32> into tensor<2x5x4xf32>
+// CHECK:       %[[W:.+]] = tensor.expand_shape %arg1 {{\[\[}}0], [1], [2, 3]] output_shape [3, 4, 1, 6] : tensor<3x4x6xf64> into tensor<3x4x1x6xf64>
+// CHECK:       %[[D:.+]] = linalg.generic {indexing_maps = [#[[GMAP]], #[[EWMAP]], #[[DXMAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[GP]], %[[W]] : tensor<2x7x6xf64>, tensor<3x4x1x6xf64>)
+// CHECK:       %[[DX:.+]] = tensor.collapse_shape %[[D]] {{\[\[}}0], [1], [2, 3]] : tensor<2x5x1x4xf64> into tensor<2x5x4xf64>
 // CHECK:       return %[[DX]]
-func.func @conv1d_grad_input_valid(%g: tensor<2x3x6xf32>, %w: tensor<3x4x6xf32>) -> tensor<2x5x4xf32> {
-  %0 = step.conv1d_grad_input %g, %w {padding = "valid"} : tensor<2x3x6xf32>, tensor<3x4x6xf32>
-  return %0 : tensor<2x5x4xf32>
+func.func @conv1d_grad_input_valid(%g: tensor<2x3x6xf64>, %w: tensor<3x4x6xf64>) -> tensor<2x5x4xf64> {
+  %0 = step.conv1d_grad_input %g, %w {padding = "valid"} : tensor<2x3x6xf64>, tensor<3x4x6xf64>
+  return %0 : tensor<2x5x4xf64>
 }
 
 // Tests that conv1d_grad_weight is one generic over (k, c, o, b, t) reading the padded input
 // and the gradient.
 // CHECK-LABEL: func.func @conv1d_grad_weight_causal
 // CHECK:       %[[XP:.+]] = tensor.insert_slice %arg0 into %{{.+}}[0, 2, 0] [2, 5, 4] [1, 1, 1]
-// CHECK:       %[[DW:.+]] = linalg.generic {indexing_maps = [#[[DWXMAP]], #[[WMAP]], #[[YMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[XP]], %arg1 : tensor<2x7x4xf32>, tensor<2x5x6xf32>) outs(%{{.+}} : tensor<3x4x6xf32>)
+// CHECK:       %[[DW:.+]] = linalg.generic {indexing_maps = [#[[DWXMAP]], #[[WMAP]], #[[YMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[XP]], %arg1 : tensor<2x7x4xf64>, tensor<2x5x6xf64>) outs(%{{.+}} : tensor<3x4x6xf64>)
 // CHECK:       return %[[DW]]
-func.func @conv1d_grad_weight_causal(%x: tensor<2x5x4xf32>, %g: tensor<2x5x6xf32>) -> tensor<3x4x6xf32> {
-  %0 = step.conv1d_grad_weight %x, %g {kernel = 3} : tensor<2x5x4xf32>, tensor<2x5x6xf32>
-  return %0 : tensor<3x4x6xf32>
+func.func @conv1d_grad_weight_causal(%x: tensor<2x5x4xf64>, %g: tensor<2x5x6xf64>) -> tensor<3x4x6xf64> {
+  %0 = step.conv1d_grad_weight %x, %g {kernel = 3} : tensor<2x5x4xf64>, tensor<2x5x6xf64>
+  return %0 : tensor<3x4x6xf64>
+}
+
+// Tests that an f32 conv1d with one group is GEMMs over row windows of the flattened padded
+// input, one per tap: rows [k, k + R) with R = (B-1)·P + T = 1·7 + 5 = 12, each a 2-D
+// contraction with w[k], accumulated, then cut back to [B, T, Cout].
+// CHECK-LABEL: func.func @conv1d_as_gemms
+// CHECK:       %[[XP:.+]] = tensor.insert_slice %arg0 into %{{.+}}[0, 2, 0] [2, 5, 4] [1, 1, 1]
+// CHECK:       %[[ROWS:.+]] = tensor.collapse_shape %[[XP]] {{\[\[}}0, 1], [2]] : tensor<2x7x4xf32> into tensor<14x4xf32>
+// CHECK:       tensor.extract_slice %arg1[0, 0, 0] [1, 4, 6] [1, 1, 1] : tensor<3x4x6xf32> to tensor<4x6xf32>
+// CHECK:       tensor.extract_slice %[[ROWS]][0, 0] [12, 4] [1, 1]
+// CHECK:       linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}}outs(%{{.+}} : tensor<12x6xf32>)
+// CHECK:       tensor.extract_slice %[[ROWS]][1, 0] [12, 4] [1, 1]
+// CHECK:       linalg.generic
+// CHECK:       tensor.extract_slice %[[ROWS]][2, 0] [12, 4] [1, 1]
+// CHECK:       linalg.generic
+// CHECK-NOT:   linalg.generic
+// CHECK:       tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2]] output_shape [2, 7, 6] : tensor<14x6xf32> into tensor<2x7x6xf32>
+// CHECK:       tensor.extract_slice %{{.+}}[0, 0, 0] [2, 5, 6] [1, 1, 1] : tensor<2x7x6xf32> to tensor<2x5x6xf32>
+func.func @conv1d_as_gemms(%x: tensor<2x5x4xf32>, %w: tensor<3x4x6xf32>) -> tensor<2x5x6xf32> {
+  %0 = step.conv1d %x, %w : tensor<2x5x4xf32>, tensor<3x4x6xf32>
+  return %0 : tensor<2x5x6xf32>
 }
 
 // -----

@@ -234,184 +234,184 @@ func.func @main() {
 }
 
 // step.neg
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}2,   0.5,   -0],
 // CHECK-NEXT: [-0.5,   -1,   -2]]
 // step.abs
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}2,   0.5,   0],
 // CHECK-NEXT: [0.5,   1,   2]]
 // step.exp
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0.135335,   0.606531,   1],
 // CHECK-NEXT: [1.64872,   2.71828,   7.38906]]
 // step.log
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-1.38629,   -0.693147,   0],
 // CHECK-NEXT: [0.693147,   1.38629,   2.19722]]
 // step.sqrt
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0.5,   0.707107,   1],
 // CHECK-NEXT: [1.41421,   2,   3]]
 // step.rsqrt
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}2,   1.41421,   1],
 // CHECK-NEXT: [0.707107,   0.5,   0.333333]]
 // step.tanh
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-0.964028,   -0.462117,   0],
 // CHECK-NEXT: [0.462117,   0.761594,   0.964028]]
 // step.sigmoid
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0.119203,   0.377541,   0.5],
 // CHECK-NEXT: [0.622459,   0.731059,   0.880797]]
 // step.relu
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0,   0,   0],
 // CHECK-NEXT: [0.5,   1,   2]]
 // step.silu
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-0.238406,   -0.18877,   0],
 // CHECK-NEXT: [0.31123,   0.731059,   1.76159]]
 // step.erf
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-0.995322,   -0.5205,   0],
 // CHECK-NEXT: [0.5205,   0.842701,   0.995322]]
 // step.sin
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-0.909297,   -0.479426,   0],
 // CHECK-NEXT: [0.479426,   0.841471,   0.909297]]
 // step.cos
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-0.416147,   0.877583,   1],
 // CHECK-NEXT: [0.877583,   0.540302,   -0.416147]]
 // step.gelu
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-0.0454023,   -0.154286,   0],
 // CHECK-NEXT: [0.345714,   0.841192,   1.9546]]
 // step.gelu {approximate = "erf"}
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-0.0455003,   -0.154269,   0],
 // CHECK-NEXT: [0.345731,   0.841345,   1.9545]]
 // step.leaky_relu {alpha = 0.2}
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-0.4,   -0.1,   0],
 // CHECK-NEXT: [0.5,   1,   2]]
 // step.pow {exponent = 3.0}
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-8,   -0.125,   0],
 // CHECK-NEXT: [0.125,   1,   8]]
 // step.pow {exponent = 2.0}
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}4,   0.25,   0],
 // CHECK-NEXT: [0.25,   1,   4]]
 // step.pow {exponent = 1.5}
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0.125,   0.353553,   1],
 // CHECK-NEXT: [2.82843,   8,   27]]
 // step.add tensor<2x3xf32> with tensor<3xf32>
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}8,   19.5,   30],
 // CHECK-NEXT: [10.5,   21,   32]]
 // step.sub tensor<2x1xf32> with tensor<3xf32>
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-9,   -19,   -29],
 // CHECK-NEXT: [-8,   -18,   -28]]
 // step.mul tensor<2x3xf32> with tensor<f32>
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-6,   -1.5,   0],
 // CHECK-NEXT: [1.5,   3,   6]]
 // step.div tensor<2x3xf32> with tensor<2x1xf32>
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-2,   -0.5,   0],
 // CHECK-NEXT: [0.25,   0.5,   1]]
 // step.max tensor<2x3xf32> with tensor<2x1xf32>
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}1,   1,   1],
 // CHECK-NEXT: [2,   2,   2]]
 // step.min tensor<2x1xf32> with tensor<2x3xf32>
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-2,   -0.5,   0],
 // CHECK-NEXT: [0.5,   1,   2]]
 // step.compare lt (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}1,   1,   1],
 // CHECK-NEXT: [1,   1,   0]]
 // step.compare le (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}1,   1,   1],
 // CHECK-NEXT: [1,   1,   1]]
 // step.compare gt (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0,   0,   0],
 // CHECK-NEXT: [0,   0,   0]]
 // step.compare ge (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0,   0,   0],
 // CHECK-NEXT: [0,   0,   1]]
 // step.compare eq (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0,   0,   0],
 // CHECK-NEXT: [0,   0,   1]]
 // step.compare ne (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}1,   1,   1],
 // CHECK-NEXT: [1,   1,   0]]
 // step.select of a broadcast mask
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}10,   20,   30],
 // CHECK-NEXT: [10,   20,   2]]
 // step.cast f32 -> i32 truncates toward zero, -> f32
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-2,   0,   0],
 // CHECK-NEXT: [0,   1,   2]]
 // step.cast f32 -> i1 (nonzero) -> f32
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}1,   1,   0],
 // CHECK-NEXT: [1,   1,   1]]
 // step.cast f32 -> f64 -> i64 -> f32
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-2,   0,   0],
 // CHECK-NEXT: [0,   1,   2]]
 // step.cast f32 -> f16 rounds, -> f32
-// CHECK: rank = 1 offset = 0 sizes = [3] strides = [1] data =
+// CHECK: rank = 1 offset = {{[0-9]+}} sizes = [3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: [0.333252,  1000,  -0.00200081]
 // step.exp in bf16 (computed in f32, rounded)
-// CHECK: rank = 1 offset = 0 sizes = [3] strides = [1] data =
+// CHECK: rank = 1 offset = {{[0-9]+}} sizes = [3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: [1.35156,  5.5,  0.135742]
 // step.div on i32 (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-3,   1,   0],
 // CHECK-NEXT: [0,   -2,   2]]
 // step.max on i32 (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}2,   -2,   4],
 // CHECK-NEXT: [2,   5,   9]]
 // step.min on i32 (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-7,   -2,   0],
 // CHECK-NEXT: [1,   -2,   4]]
 // step.sub on i32 (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-9,   0,   -4],
 // CHECK-NEXT: [-1,   7,   5]]
 // step.mul on i32 (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-14,   4,   0],
 // CHECK-NEXT: [2,   -10,   36]]
 // step.neg, step.abs on i32 (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0,   0,   0],
 // CHECK-NEXT: [-2,   -10,   -18]]
 // step.compare gt on i32, select
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0.25,   0.5,   1],
 // CHECK-NEXT: [2,   1,   2]]
 // step.constant
-// CHECK: rank = 2 offset = 0 sizes = [2, 2] strides = [2, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 2] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}1.5,   -2],
 // CHECK-NEXT: [0.25,   8]]
 // step.constant splat plus a scalar
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-1.5,   0,   0.5],
 // CHECK-NEXT: [1,   1.5,   2.5]]

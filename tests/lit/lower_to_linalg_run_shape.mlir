@@ -99,17 +99,17 @@ func.func @main() {
 }
 
 // step.reshape {shape = [4, -1]}
-// CHECK: rank = 2 offset = 0 sizes = [4, 6] strides = [6, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [4, 6] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0,   1,   2,   3,   4,   5],
 // CHECK-NEXT: [6,   7,   8,   9,   10,   11],
 // CHECK-NEXT: [12,   13,   14,   15,   16,   17],
 // CHECK-NEXT: [18,   19,   20,   21,   22,   23]]
 // step.reshape {shape = [0, 12]}
-// CHECK: rank = 2 offset = 0 sizes = [2, 12] strides = [12, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 12] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0,   1,   2,   3,   4,   5,   6,   7,   8,   9,   10,   11],
 // CHECK-NEXT: [12,   13,   14,   15,   16,   17,   18,   19,   20,   21,   22,   23]]
 // step.reshape {shape = [0, 3, 2, 2]}
-// CHECK: rank = 4 offset = 0 sizes = [2, 3, 2, 2] strides = [12, 4, 2, 1] data =
+// CHECK: rank = 4 offset = {{[0-9]+}} sizes = [2, 3, 2, 2] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}{{\[\[}}0,     1],
 // CHECK-NEXT: [2,     3]],
 // CHECK-NEXT: {{\[\[}}4,     5],
@@ -123,10 +123,10 @@ func.func @main() {
 // CHECK-NEXT: {{\[\[}}20,     21],
 // CHECK-NEXT: [22,     23]]]]
 // step.reshape [1, 1] -> [] -> [1, 1, 1]
-// CHECK: rank = 3 offset = 0 sizes = [1, 1, 1] strides = [1, 1, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [1, 1, 1] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[7.5]]]
 // step.transpose {perm = [2, 0, 1]}
-// CHECK: rank = 3 offset = 0 sizes = [4, 2, 3] strides = [6, 3, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [4, 2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[0,    4,    8],
 // CHECK-NEXT: [12,    16,    20]],
 // CHECK-NEXT: {{\[\[}}1,    5,    9],
@@ -136,7 +136,7 @@ func.func @main() {
 // CHECK-NEXT: {{\[\[}}3,    7,    11],
 // CHECK-NEXT: [15,    19,    23]]]
 // step.transpose {perm = [1, 0, 2]}
-// CHECK: rank = 3 offset = 0 sizes = [3, 2, 4] strides = [8, 4, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [3, 2, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[0,    1,    2,    3],
 // CHECK-NEXT: [12,    13,    14,    15]],
 // CHECK-NEXT: {{\[\[}}4,    5,    6,    7],
@@ -144,7 +144,7 @@ func.func @main() {
 // CHECK-NEXT: {{\[\[}}8,    9,    10,    11],
 // CHECK-NEXT: [20,    21,    22,    23]]]
 // step.transpose {perm = [0, 2, 1]}
-// CHECK: rank = 3 offset = 0 sizes = [2, 4, 3] strides = [12, 3, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [2, 4, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[0,    4,    8],
 // CHECK-NEXT: [1,    5,    9],
 // CHECK-NEXT: [2,    6,    10],
@@ -154,13 +154,13 @@ func.func @main() {
 // CHECK-NEXT: [14,    18,    22],
 // CHECK-NEXT: [15,    19,    23]]]
 // step.broadcast [3] -> [2, 2, 3]
-// CHECK: rank = 3 offset = 0 sizes = [2, 2, 3] strides = [6, 3, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [2, 2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[1,    2,    3],
 // CHECK-NEXT: [1,    2,    3]],
 // CHECK-NEXT: {{\[\[}}1,    2,    3],
 // CHECK-NEXT: [1,    2,    3]]]
 // step.broadcast [2, 1] -> [3, 2, 4]
-// CHECK: rank = 3 offset = 0 sizes = [3, 2, 4] strides = [8, 4, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [3, 2, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[5,    5,    5,    5],
 // CHECK-NEXT: [6,    6,    6,    6]],
 // CHECK-NEXT: {{\[\[}}5,    5,    5,    5],
@@ -168,31 +168,31 @@ func.func @main() {
 // CHECK-NEXT: {{\[\[}}5,    5,    5,    5],
 // CHECK-NEXT: [6,    6,    6,    6]]]
 // step.slice start = [0, 1, 1] limit = [2, 3, 4]
-// CHECK: rank = 3 offset = 0 sizes = [2, 2, 3] strides = [6, 3, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [2, 2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[5,    6,    7],
 // CHECK-NEXT: [9,    10,    11]],
 // CHECK-NEXT: {{\[\[}}17,    18,    19],
 // CHECK-NEXT: [21,    22,    23]]]
 // step.slice strided start = [1, 0, 0] limit = [2, 3, 4] strides = [1, 2, 3]
-// CHECK: rank = 3 offset = 0 sizes = [1, 2, 2] strides = [4, 2, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [1, 2, 2] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[12,    15],
 // CHECK-NEXT: [20,    23]]]
 // step.pad low = [1, 0] high = [0, 2] value = -1.0
-// CHECK: rank = 2 offset = 0 sizes = [3, 5] strides = [5, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [3, 5] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}-1,   -1,   -1,   -1,   -1],
 // CHECK-NEXT: [1,   2,   3,   -1,   -1],
 // CHECK-NEXT: [4,   5,   6,   -1,   -1]]
 // step.pad low = [0, 2] high = [1, 1] (value 0)
-// CHECK: rank = 2 offset = 0 sizes = [3, 6] strides = [6, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [3, 6] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0,   0,   1,   2,   3,   0],
 // CHECK-NEXT: [0,   0,   4,   5,   6,   0],
 // CHECK-NEXT: [0,   0,   0,   0,   0,   0]]
 // step.concat axis = 1 ([2, 3], [2, 2], [2, 3])
-// CHECK: rank = 2 offset = 0 sizes = [2, 8] strides = [8, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 8] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}1,   2,   3,   10,   20,   1,   2,   3],
 // CHECK-NEXT: [4,   5,   6,   30,   40,   4,   5,   6]]
 // step.split axis = -1 parts = 2 (the second part)
-// CHECK: rank = 3 offset = 0 sizes = [2, 3, 2] strides = [6, 2, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [2, 3, 2] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[2,    3],
 // CHECK-NEXT: [6,    7],
 // CHECK-NEXT: [10,    11]],
@@ -200,19 +200,19 @@ func.func @main() {
 // CHECK-NEXT: [18,    19],
 // CHECK-NEXT: [22,    23]]]
 // step.split axis = 1 parts = 3 (the first part)
-// CHECK: rank = 3 offset = 0 sizes = [2, 1, 4] strides = [4, 4, 1] data =
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [2, 1, 4] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}[0,    1,    2,    3]],
 // CHECK-NEXT: {{\[\[}}12,    13,    14,    15]]]
 // step.iota shape = [2, 3] axis = 1 dtype = f32 offset = 1
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}1,   2,   3],
 // CHECK-NEXT: [1,   2,   3]]
 // step.iota like %m axis = 0 dtype = i32 (as f32)
-// CHECK: rank = 2 offset = 0 sizes = [2, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [2, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}0,   0,   0],
 // CHECK-NEXT: [1,   1,   1]]
 // step.concat axis = -2 ([2, 3], [2, 3])
-// CHECK: rank = 2 offset = 0 sizes = [4, 3] strides = [3, 1] data =
+// CHECK: rank = 2 offset = {{[0-9]+}} sizes = [4, 3] strides = {{\[[0-9, ]*\]}} data =
 // CHECK-NEXT: {{\[\[}}1,   2,   3],
 // CHECK-NEXT: [4,   5,   6],
 // CHECK-NEXT: [1,   2,   3],

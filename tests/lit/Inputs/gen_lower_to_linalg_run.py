@@ -117,7 +117,10 @@ class File:
                 if math.isnan(w) and math.isnan(v): continue
                 if not (abs(v - w) <= 2e-5 * max(1.0, abs(w))):
                     print(f"MISMATCH {self.name} {comment}: got {v} want {w}"); bad += 1
-            shape_txt = header
+            # Offsets and strides depend on how a lowering lays out its result (a view into
+            # a padded buffer is fine); the sizes and the values are what is checked.
+            shape_txt = re.sub(r"offset = \d+", "offset = {{[0-9]+}}", header)
+            shape_txt = re.sub(r"strides = \[[0-9, ]*\]", "strides = {{\\[[0-9, ]*\\]}}", shape_txt)
             checks.append(f"// CHECK-LABEL: {shape_txt}".replace("CHECK-LABEL", "CHECK"))
             for l in lines[1:]:
                 checks.append("// CHECK-NEXT: " + l.strip().replace("[[", "{{\\[\\[}}"))

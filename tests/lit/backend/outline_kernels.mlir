@@ -7,9 +7,7 @@
 // RUN: %stepc-opt %s -split-input-file --step-outline-kernels -verify-diagnostics --mlir-print-local-scope | FileCheck %s --check-prefix=DEDUP
 //
 // The two mulf kernels below are structurally identical (same body, same buffer types) and
-// should share one function. Without --mlir-print-local-scope the pass does not share them
-// (it keys kernels by text printed in the module's scope, see outline_kernels_dedup.mlir,
-// XFAIL until fixed), so sharing is checked here only under that flag.
+// share one function (also checked without any flag in outline_kernels_dedup.mlir).
 
 // CHECK: module attributes {step.kernels = {calls = 3 : i64, distinct = {{[0-9]+}} : i64}, step.program = "{{.*}}\22kernelCount\22:3,
 // Already-kernel and external functions are not touched.

@@ -1,9 +1,6 @@
-// XFAIL: *
-// Known bug in --step-outline-kernels: structurally identical kernels are not shared. The
-// pass keys each kernel by its text printed without OpPrintingFlags::useLocalScope(), i.e.
-// numbered in the scope of the whole module, so two identical kernels never print the same
-// (with --mlir-print-local-scope they do, see outline_kernels.mlir). Remove the XFAIL once the
-// pass shares them; this test then checks that it does without any flag.
+// Structurally identical kernels share one function. (Regression test: the pass once keyed
+// kernels by text printed in the module's scope, where two identical kernels never print the
+// same; it now prints them in local scope.)
 //
 // RUN: %stepc-opt %s --step-outline-kernels | FileCheck %s
 

@@ -1,0 +1,34 @@
+//===- Registration.cpp - what the backend's pipelines need registered ===//
+//
+// Kept apart from Pipelines.cpp: the InitAll headers make this the slowest file to compile,
+// and it rarely changes.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Backend/Passes.h"
+#include "compiler/Lowering/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+
+namespace stepc::backend {
+
+void registerBackendPasses() {
+  static bool done = [] {
+    mlir::registerAllPasses();
+    registerOwnPasses();
+    lowering::registerLoweringPasses();
+    return true;
+  }();
+  (void)done;
+}
+
+void registerBackendDialects(mlir::DialectRegistry &registry) {
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+}
+
+}  // namespace stepc::backend
