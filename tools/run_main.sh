@@ -1,18 +1,33 @@
 #!/usr/bin/env bash
-# The main job: build stepc, compile the default model (byte_lm) and print it, build its
-# one-function training step, and train the tiny configuration for 30 steps in the reference
-# interpreter on the built-in corpus. (Native training arrives with the CPU backend.)
+# The main job: build stepc, compile the default model (models/byte_lm_small.mlir, HomebrewNLP's
+# small byte-level LM) to a native training executable, and train it on the built-in corpus,
+# showing the loss fall. Usage: tools/run_main.sh [MODEL.mlir] [STEPS]
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 tools/setup.sh
 tools/bazel.sh build //compiler/Driver:stepc //compiler/Driver:stepc-opt
 stepc=./bazel-bin/compiler/Driver/stepc
-model="${1:-models/byte_lm.mlir}"
+model="${1:-models/byte_lm_small.mlir}"
+steps="${2:-100}"
+name="$(basename "$model" .mlir)"
+mkdir -p build
 $stepc check "$model"
-$stepc compile "$model" --emit=model
 echo
-echo "== the training step (--emit=train): $($stepc compile "$model" --emit=train | grep -c 'step\.') step ops in one function =="
+echo "== stepc compile $model -o build/$name =="
+$stepc compile "$model" -o "build/$name"
 echo
-echo "== training models/tiny/byte_lm.mlir for 30 steps in the reference interpreter =="
-$stepc run models/tiny/byte_lm.mlir --steps=30
+"build/$name" info
+echo
+echo "== build/$name train --steps $steps (built-in corpus; metrics in build/$name.metrics.jsonl) =="
+"build/$name" train --steps "$steps" --metrics "build/$name.metrics.jsonl"
+python3 - "build/$name.metrics.jsonl" <<'PY'
+import json, sys
+m = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+k = max(1, min(10, len(m) // 4))
+first = sum(x["loss"] for x in m[:k]) / k
+last = sum(x["loss"] for x in m[-k:]) / k
+ms = sorted(x["step_ms"] for x in m[1:] or m)[len(m[1:] or m) // 2]
+print(f"loss: {first:.3f} (mean of the first {k} steps) -> {last:.3f} (last {k}); "
+      f"median step {ms:.0f} ms")
+PY

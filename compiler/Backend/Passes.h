@@ -31,6 +31,7 @@ std::unique_ptr<mlir::Pass> createDescribeProgramPass();
 std::unique_ptr<mlir::Pass> createDropModelPass();
 std::unique_ptr<mlir::Pass> createPackEntryPointsPass();
 std::unique_ptr<mlir::Pass> createOutlineKernelsPass();
+std::unique_ptr<mlir::Pass> createPlanMemoryPass();
 std::unique_ptr<mlir::Pass> createFuseElementwisePass();
 std::unique_ptr<mlir::Pass> createContractionsToLibraryPass();
 std::unique_ptr<mlir::Pass> createStridedCopiesPass();

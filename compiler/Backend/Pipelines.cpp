@@ -24,7 +24,7 @@ llvm::StringRef buffersPipeline() {
          "function-boundary-type-conversion=identity-layout-map},"
          "buffer-results-to-out-params{hoist-static-allocs},"
          "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
-         "step-contractions-to-library,step-outline-kernels";
+         "step-contractions-to-library,step-outline-kernels,step-plan-memory";
 }
 
 llvm::StringRef llvmPipeline() {
@@ -43,6 +43,7 @@ void registerOwnPasses() {
   mlir::PassRegistration<mlir::Pass>([] { return createOutlineKernelsPass(); });
   mlir::PassRegistration<mlir::Pass>([] { return createFuseElementwisePass(); });
   mlir::PassRegistration<mlir::Pass>([] { return createContractionsToLibraryPass(); });
+  mlir::PassRegistration<mlir::Pass>([] { return createPlanMemoryPass(); });
 }
 
 mlir::LogicalResult runPipeline(mlir::ModuleOp module, llvm::StringRef pipeline) {

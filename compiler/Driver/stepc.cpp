@@ -15,6 +15,7 @@
 #include "compiler/Backend/Linker.h"
 #include "compiler/Backend/ObjectEmitter.h"
 #include "compiler/Backend/Passes.h"
+#include "compiler/Backend/Plan.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -109,6 +110,8 @@ std::string stageHelp() {
   std::string out = "\nStages (--emit), in pipeline order:\n";
   for (const stepc::PhaseInfo &info : stepc::allPhases())
     out += "  " + std::string(info.name) + ": " + info.description + "\n";
+  out += "  plan: (a view, not IR) the host plan at `buffers`: the ordered kernel calls, GEMMs, "
+         "copies and loops, each buffer named by where it lives\n";
   return out;
 }
 
@@ -226,6 +229,22 @@ int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, c
       return fail("cannot create a temporary file: " + ec.message());
     object = temporary.str().str();
   }
+  if (auto memory = module->getAttrOfType<mlir::DictionaryAttr>("step.memory")) {
+    auto get = [&](llvm::StringRef key) {
+      auto v = llvm::dyn_cast_or_null<mlir::IntegerAttr>(memory.get(key));
+      return v ? static_cast<double>(v.getInt()) / (1 << 20) : 0.0;
+    };
+    std::fprintf(stderr, "stepc: planned peak memory %.1f MiB (arena %.1f MiB for the step's "
+                 "temporaries; params, optimizer state, their updates and the batch)\n",
+                 get("peak_bytes"), get("arena_bytes"));
+  }
+  if (auto kernels = module->getAttrOfType<mlir::DictionaryAttr>("step.kernels")) {
+    auto calls = llvm::dyn_cast_or_null<mlir::IntegerAttr>(kernels.get("calls"));
+    auto distinct = llvm::dyn_cast_or_null<mlir::IntegerAttr>(kernels.get("distinct"));
+    if (calls && distinct)
+      std::fprintf(stderr, "stepc: %lld kernel calls (%lld distinct kernels)\n",
+                   static_cast<long long>(calls.getInt()), static_cast<long long>(distinct.getInt()));
+  }
   stepc::backend::ObjectOptions options;
   options.cpu = absl::GetFlag(FLAGS_cpu);
   if (failed(stepc::backend::emitObject(module, object, options))) {
@@ -283,11 +302,14 @@ int main(int argc, char **argv) {
   if (!parseDimFlags(absl::GetFlag(FLAGS_dim), overrides.dims, error)) return fail(error);
   std::string emitFlag = absl::GetFlag(FLAGS_emit);
   bool buildExecutable = command == "compile" && emitFlag.empty();
+  // `plan` is a view of the `buffers` stage (the host's ordered commands), not an IR stage.
+  bool emitPlan = emitFlag == "plan";
+  if (emitPlan) emitFlag = "buffers";
   std::optional<stepc::Phase> emit =
       stepc::parsePhase(emitFlag.empty() ? std::string("llvm") : emitFlag);
   if (!emit)
     return fail("unknown stage '" + absl::GetFlag(FLAGS_emit) + "' for --emit; expected one of " +
-                stepc::phaseNames());
+                stepc::phaseNames() + ", plan");
 
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
   if (!buffer) return fail("cannot read '" + path + "': " + buffer.getError().message());
@@ -361,5 +383,13 @@ int main(int argc, char **argv) {
   }
   if (buildExecutable) return buildTrainingExecutable(*module, model, argv[0]);
   std::string output = absl::GetFlag(FLAGS_o);
+  if (emitPlan) {
+    std::string error;
+    auto out = mlir::openOutputFile(output.empty() ? "-" : output, &error);
+    if (!out) return fail("cannot write '" + output + "': " + error);
+    if (failed(stepc::backend::printPlan(*module, out->os()))) return 1;
+    out->keep();
+    return 0;
+  }
   return writeModule(*module, output.empty() ? "-" : output) ? 0 : 1;
 }

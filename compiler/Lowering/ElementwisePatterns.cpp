@@ -83,7 +83,14 @@ Value floatUnary(mlir::Operation *op, OpBuilder &b, Location loc, Value x) {
       .Case<step::PowOp>([&](step::PowOp p) -> Value {
         double e = p.getExponent().convertToDouble();
         if (e == 1.0) return x;
-        if (e == 2.0) return b.create<mlir::arith::MulFOp>(loc, x, x);
+        // Small integer exponents (TripleNorm's cube) are multiplications: exact for every
+        // sign of x and far cheaper than a powf call per element.
+        if (e == std::floor(e) && std::fabs(e) >= 2.0 && std::fabs(e) <= 4.0) {
+          Value r = x;
+          for (int i = 1; i < static_cast<int>(std::fabs(e)); ++i)
+            r = b.create<mlir::arith::MulFOp>(loc, r, x);
+          return e > 0 ? r : b.create<mlir::arith::DivFOp>(loc, fconst(b, loc, t, 1.0), r);
+        }
         return b.create<mlir::math::PowFOp>(loc, x, fconst(b, loc, t, e));
       })
       .Default([](mlir::Operation *) { return Value(); });
