@@ -11,6 +11,7 @@
 
 #include "runtime/CompiledProgram.h"
 #include "runtime/Main.h"
+#include "runtime/Profile.h"
 
 extern "C" {
 extern const char stepc_program_description[];
@@ -32,5 +33,6 @@ int main(int argc, char **argv) {
                  argc > 0 ? argv[0] : "stepc-program", status.message().c_str());
     return 1;
   }
+  stepc::rt::initProfile(program->info().kernelNames);
   return stepc::rt::trainingMain(argc, argv, *program);
 }

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "runtime/Gemm.h"
+
 namespace stepc::rt {
 namespace {
 
@@ -30,8 +32,8 @@ Status CompiledProgram::create(const std::string &text, PackedEntry train, Packe
 }
 
 Status CompiledProgram::setThreads(int threads) {
-  // The compiled CPU code is single-threaded so far; more threads are accepted and unused.
-  (void)threads;
+  // GEMMs run on OpenBLAS's threads; the loop kernels are single-threaded so far.
+  setGemmThreads(threads);
   return {};
 }
 

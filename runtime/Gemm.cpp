@@ -38,23 +38,30 @@ Operand operand(const float *data, const int64_t *sizes, const int64_t *strides,
 // C[M,N] += op(A) · op(B) for one 2-D slice.
 void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, const float *b,
             const int64_t *bSizes, const int64_t *bStrides, float *c, const int64_t *cSizes,
-            const int64_t *cStrides, bool transA, bool transB) {
+            const int64_t *cStrides, bool transA, bool transB, bool accumulate) {
   int64_t m = cSizes[0], n = cSizes[1];
   int64_t k = transA ? aSizes[0] : aSizes[1];
   if (m == 0 || n == 0) return;
   if (cStrides[1] != 1 && n > 1 && (cStrides[0] == 1 || m == 1)) {
     // A column-major C: compute its transpose, C^T[N,M] += op(B)^T · op(A)^T.
     int64_t tSizes[2] = {cSizes[1], cSizes[0]}, tStrides[2] = {cStrides[1], cStrides[0]};
-    return gemm2d(b, bSizes, bStrides, a, aSizes, aStrides, c, tSizes, tStrides, !transB, !transA);
+    return gemm2d(b, bSizes, bStrides, a, aSizes, aStrides, c, tSizes, tStrides, !transB, !transA,
+                  accumulate);
   }
   gemmStats().calls++;
   gemmStats().flops += 2.0 * m * n * k;
   Operand A = operand(a, aSizes, aStrides, transA), B = operand(b, bSizes, bStrides, transB);
-  if (A.ok && B.ok && (cStrides[1] == 1 || n == 1) && k > 0) {
+  if (k == 0) {
+    if (!accumulate)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c[i * cStrides[0] + j * cStrides[1]] = 0;
+    return;
+  }
+  if (A.ok && B.ok && (cStrides[1] == 1 || n == 1)) {
     int64_t ldc = std::max<int64_t>(m == 1 ? n : cStrides[0], n);
     cblas_sgemm(kRowMajor, A.transposed ? kTrans : kNoTrans, B.transposed ? kTrans : kNoTrans,
                 static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, A.data,
-                static_cast<int>(A.ld), B.data, static_cast<int>(B.ld), 1.0f, c,
+                static_cast<int>(A.ld), B.data, static_cast<int>(B.ld), accumulate ? 1.0f : 0.0f, c,
                 static_cast<int>(ldc));
     return;
   }
@@ -68,7 +75,8 @@ void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, cons
         float y = transB ? b[j * bStrides[0] + p * bStrides[1]] : b[p * bStrides[0] + j * bStrides[1]];
         sum += x * y;
       }
-      c[i * cStrides[0] + j * cStrides[1]] += sum;
+      float &out = c[i * cStrides[0] + j * cStrides[1]];
+      out = accumulate ? out + sum : sum;
     }
 }
 
@@ -88,17 +96,18 @@ GemmStats &gemmStats() {
 using stepc::rt::StridedMemRef;
 
 void _mlir_ciface_stepc_matmul_f32(StridedMemRef<2> *a, StridedMemRef<2> *b, StridedMemRef<2> *c,
-                                   int64_t transA, int64_t transB) {
+                                   int64_t transA, int64_t transB, int64_t accumulate) {
   stepc::rt::gemm2d(a->data + a->offset, a->sizes, a->strides, b->data + b->offset, b->sizes,
                     b->strides, c->data + c->offset, c->sizes, c->strides, transA != 0,
-                    transB != 0);
+                    transB != 0, accumulate != 0);
 }
 
 void _mlir_ciface_stepc_batch_matmul_f32(StridedMemRef<3> *a, StridedMemRef<3> *b,
-                                         StridedMemRef<3> *c, int64_t transA, int64_t transB) {
+                                         StridedMemRef<3> *c, int64_t transA, int64_t transB,
+                                         int64_t accumulate) {
   for (int64_t i = 0; i < c->sizes[0]; ++i)
     stepc::rt::gemm2d(a->data + a->offset + i * a->strides[0], a->sizes + 1, a->strides + 1,
                       b->data + b->offset + i * b->strides[0], b->sizes + 1, b->strides + 1,
                       c->data + c->offset + i * c->strides[0], c->sizes + 1, c->strides + 1,
-                      transA != 0, transB != 0);
+                      transA != 0, transB != 0, accumulate != 0);
 }

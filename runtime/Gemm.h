@@ -3,8 +3,10 @@
 // Compiled kernels do contractions through these C entry points, MLIR's C interface for
 // memrefs (a pointer to each view's descriptor: base, aligned data, offset, sizes, strides):
 //
-//   stepc_matmul_f32(A, B, C, transA, transB)        C[M,N] += op(A)[M,K] · op(B)[K,N]
-//   stepc_batch_matmul_f32(A, B, C, transA, transB)  the same per leading batch index
+//   stepc_matmul_f32(A, B, C, transA, transB, acc)        C[M,N] (+)= op(A)[M,K] · op(B)[K,N]
+//   stepc_batch_matmul_f32(A, B, C, transA, transB, acc)  the same per leading batch index
+//
+// with += when acc is 1 and = when it is 0.
 //
 // op(X) is X, or X transposed when trans is 1. Views may be strided; a view whose rows are
 // not unit-stride is passed to BLAS transposed instead. The CPU implementation is OpenBLAS
@@ -42,11 +44,12 @@ GemmStats &gemmStats();
 
 extern "C" {
 void _mlir_ciface_stepc_matmul_f32(stepc::rt::StridedMemRef<2> *a, stepc::rt::StridedMemRef<2> *b,
-                                   stepc::rt::StridedMemRef<2> *c, int64_t transA, int64_t transB);
+                                   stepc::rt::StridedMemRef<2> *c, int64_t transA, int64_t transB,
+                                   int64_t accumulate);
 void _mlir_ciface_stepc_batch_matmul_f32(stepc::rt::StridedMemRef<3> *a,
                                          stepc::rt::StridedMemRef<3> *b,
                                          stepc::rt::StridedMemRef<3> *c, int64_t transA,
-                                         int64_t transB);
+                                         int64_t transB, int64_t accumulate);
 }
 
 #endif  // STEPC_RUNTIME_GEMM_H

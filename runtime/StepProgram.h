@@ -88,6 +88,8 @@ struct ProgramInfo {
   int64_t plannedBytes = 0;
   /// Kernels of the compiled step, for `info` (0 if unknown).
   int64_t kernelCount = 0;
+  /// Names of the profiled calls (kernels and library GEMMs) by profile id (Profile.h).
+  std::vector<std::string> kernelNames;
 };
 
 /// A named host tensor the caller owns. Element type F32 or I32.

@@ -3,7 +3,8 @@
 // Bufferized f32 contractions (linalg.matmul, linalg.batch_matmul and the linalg.generic
 // contractions that transposed or N-D matmuls lower to) become calls to the GEMM interface,
 // runtime/Gemm.h: stepc_matmul_f32 / stepc_batch_matmul_f32 (C += op(A) · op(B), through MLIR's
-// C interface for memrefs). A library GEMM is an order of magnitude faster than loops, and the
+// C interface for memrefs; a last flag says whether to accumulate: a contraction right after a
+// zero fill of its output overwrites instead, and the fill is dropped). A library GEMM is an order of magnitude faster than loops, and the
 // CUDA backend implements the same two functions with cuBLASLt.
 //
 // Each operand's dims must fall into contiguous blocks (batch first, then the M/K, K/N or M/N
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 namespace stepc::backend {
 namespace {
@@ -67,7 +69,7 @@ struct ContractionsToLibraryPass
     mlir::Type view = dynamicView(b, rank);
     auto fn = b.create<mlir::func::FuncOp>(
         module.getLoc(), name,
-        b.getFunctionType({view, view, view, b.getI64Type(), b.getI64Type()}, {}));
+        b.getFunctionType({view, view, view, b.getI64Type(), b.getI64Type(), b.getI64Type()}, {}));
     fn.setPrivate();
     // Calls pass pointers to memref descriptors: _mlir_ciface_<name>, see runtime/Gemm.h.
     fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
@@ -83,7 +85,7 @@ struct ContractionsToLibraryPass
 
   // The operand collapsed to one dim per block, cast to the interface's dynamic view type; or
   // null if its blocks do not collapse without a copy.
-  mlir::Value collapse(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, const Blocks &blocks) {
+  mlir::Value collapse(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, const Blocks &blocks) const {
     auto type = llvm::cast<mlir::MemRefType>(v.getType());
     llvm::SmallVector<mlir::ReassociationIndices> reassociation;
     for (const auto &dims : blocks.dims) reassociation.emplace_back(dims.begin(), dims.end());
@@ -94,6 +96,27 @@ struct ContractionsToLibraryPass
       view = b.create<mlir::memref::CollapseShapeOp>(loc, v, reassociation);
     }
     return b.create<mlir::memref::CastOp>(loc, dynamicView(b, reassociation.size()), view);
+  }
+
+  // The linalg.fill of zero into `c` that `op` follows, if nothing between them can touch
+  // memory (only views and constants); else null.
+  static mlir::linalg::FillOp zeroFillOf(mlir::Operation *op, mlir::Value c) {
+    for (mlir::Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+      if (auto fill = llvm::dyn_cast<mlir::linalg::FillOp>(prev)) {
+        if (fill.getOutputs().front() != c) return nullptr;
+        mlir::FloatAttr value;
+        if (!mlir::matchPattern(fill.getInputs().front(), mlir::m_Constant(&value)) ||
+            !value.getValue().isZero())
+          return nullptr;
+        return fill;
+      }
+      if (llvm::is_contained(prev->getOperands(), c)) return nullptr;
+      if (!llvm::isa<mlir::memref::SubViewOp, mlir::memref::CollapseShapeOp,
+                     mlir::memref::ExpandShapeOp, mlir::memref::CastOp, mlir::memref::ViewOp,
+                     mlir::arith::ConstantOp>(prev))
+        return nullptr;
+    }
+    return nullptr;
   }
 
   bool rewrite(mlir::linalg::LinalgOp op) {
@@ -139,14 +162,23 @@ struct ContractionsToLibraryPass
     bool transA = a->order[first] == kK, transB = bb->order[first] == kN;
     bool swapC = c->order[first] == kN;  // C stored [N, M]: compute C^T = op(B)^T op(A)^T
 
+    // Looked up before the operand views are built (they use C themselves).
+    mlir::linalg::FillOp fill = zeroFillOf(op, op->getOperand(2));
     mlir::OpBuilder b(op);
     mlir::Location loc = op.getLoc();
     mlir::Value va = collapse(b, loc, op->getOperand(0), *a);
     mlir::Value vb = collapse(b, loc, op->getOperand(1), *bb);
     mlir::Value vc = collapse(b, loc, op->getOperand(2), *c);
     if (!va || !vb || !vc) {
-      for (mlir::Value v : {va, vb, vc})
-        if (v) v.getDefiningOp()->erase();
+      // Undo the views made for the operands that did collapse (cast, then collapse_shape).
+      for (mlir::Value v : {va, vb, vc}) {
+        if (!v) continue;
+        mlir::Operation *cast = v.getDefiningOp();
+        mlir::Operation *source = cast->getOperand(0).getDefiningOp();
+        cast->erase();
+        if (auto shape = llvm::dyn_cast_or_null<mlir::memref::CollapseShapeOp>(source))
+          if (shape->use_empty()) shape->erase();
+      }
       return false;
     }
     if (swapC) {
@@ -159,8 +191,11 @@ struct ContractionsToLibraryPass
     mlir::func::FuncOp fn = declaration(module, batched ? 3 : 2);
     mlir::Value ta = b.create<mlir::arith::ConstantIntOp>(loc, transA ? 1 : 0, 64);
     mlir::Value tb = b.create<mlir::arith::ConstantIntOp>(loc, transB ? 1 : 0, 64);
-    b.create<mlir::func::CallOp>(loc, fn, mlir::ValueRange{va, vb, vc, ta, tb});
+    // C = A·B instead of C += A·B when C was just zero-filled: the fill goes away.
+    mlir::Value acc = b.create<mlir::arith::ConstantIntOp>(loc, fill ? 0 : 1, 64);
+    b.create<mlir::func::CallOp>(loc, fn, mlir::ValueRange{va, vb, vc, ta, tb, acc});
     op->erase();
+    if (fill) fill->erase();
     return true;
   }
 

@@ -113,6 +113,12 @@ struct DescribeProgramPass
     // kernels keep full memref descriptors, since they receive strided views.
     for (mlir::func::FuncOp fn : {train, eval})
       fn->setAttr("llvm.bareptr", mlir::UnitAttr::get(&getContext()));
+    // Bufferization may reuse an argument's buffer once the argument is dead. In @train_step
+    // that is fine (the runtime replaces params and state with the results, and refills the
+    // batch), but @eval_loss must leave the parameters as they are: `eval` runs it on batch
+    // after batch.
+    for (unsigned i = 0; i < eval.getNumArguments(); ++i)
+      eval.setArgAttr(i, "bufferization.writable", mlir::BoolAttr::get(&getContext(), false));
   }
 
   mlir::LogicalResult describe(mlir::ModuleOp module, step::ModelOp model,

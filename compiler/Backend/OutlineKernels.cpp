@@ -11,7 +11,9 @@
 // time one huge function takes (IndVarSimplify and unrolling are superlinear in function
 // size). Kernels that are structurally identical (the same op on the same buffer types, e.g.
 // a layer's forward recomputed in the backward) share one function. The kernel calls are
-// counted into the description's kernelCount.
+// counted into the description's kernelCount. Every kernel call and library GEMM is bracketed
+// by stepc_profile_enter/exit(id), the per-kernel profile (runtime/Profile.h, STEPC_PROFILE=1);
+// the ids' names go into the description.
 //
 //===----------------------------------------------------------------------===//
 #include <map>
@@ -22,12 +24,51 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "runtime/ProgramDescription.h"
 
 namespace stepc::backend {
 namespace {
+
+// "[16x256x32xf32, 32x96xf32]": the buffers a kernel works on.
+std::string shapes(llvm::ArrayRef<mlir::Value> values) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "[";
+  bool first = true;
+  for (mlir::Value v : values) {
+    auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
+    if (!type) continue;
+    os << (first ? "" : ", ");
+    first = false;
+    for (int64_t d : type.getShape()) os << (d < 0 ? std::string("?") : std::to_string(d)) << "x";
+    os << type.getElementType();
+  }
+  os << "]";
+  return out;
+}
+
+// Brackets `call` with stepc_profile_enter/exit(id) (runtime/Profile.h).
+void profile(mlir::ModuleOp module, mlir::func::CallOp call, int64_t id) {
+  mlir::OpBuilder b(module.getContext());
+  auto declare = [&](llvm::StringRef name) {
+    if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(name)) return fn;
+    b.setInsertionPointToStart(module.getBody());
+    auto fn = b.create<mlir::func::FuncOp>(module.getLoc(), name,
+                                           b.getFunctionType({b.getI64Type()}, {}));
+    fn.setPrivate();
+    return fn;
+  };
+  mlir::func::FuncOp enter = declare("stepc_profile_enter"), exit = declare("stepc_profile_exit");
+  b.setInsertionPoint(call);
+  mlir::Value idValue = b.create<mlir::arith::ConstantIntOp>(call.getLoc(), id, 64);
+  b.create<mlir::func::CallOp>(call.getLoc(), enter, mlir::ValueRange{idValue});
+  b.setInsertionPointAfter(call);
+  b.create<mlir::func::CallOp>(call.getLoc(), exit, mlir::ValueRange{idValue});
+}
 
 struct OutlineKernelsPass
     : public mlir::PassWrapper<OutlineKernelsPass, mlir::OperationPass<mlir::ModuleOp>> {
@@ -37,13 +78,15 @@ struct OutlineKernelsPass
     return "Moves each linalg op of the step functions into its own kernel function";
   }
   void getDependentDialects(mlir::DialectRegistry &registry) const override {
-    registry.insert<mlir::func::FuncDialect, mlir::LLVM::LLVMDialect>();
+    registry.insert<mlir::func::FuncDialect, mlir::LLVM::LLVMDialect, mlir::arith::ArithDialect>();
   }
 
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     mlir::MLIRContext *ctx = &getContext();
     std::map<std::string, mlir::func::FuncOp> byBody;  // structural key -> kernel
+    std::vector<std::string> profileNames;              // by profile id
+    llvm::DenseMap<mlir::Operation *, int64_t> profileId;  // kernel function -> id
     int64_t calls = 0;
     int next = 0;
     for (auto host : llvm::to_vector(module.getOps<mlir::func::FuncOp>())) {
@@ -108,16 +151,39 @@ struct OutlineKernelsPass
           target = kernel;
         }
         b.setInsertionPoint(op);
-        b.create<mlir::func::CallOp>(op.getLoc(), target, args);
+        auto call = b.create<mlir::func::CallOp>(op.getLoc(), target, args);
         op->erase();
         ++calls;
+        auto [it2, fresh] = profileId.try_emplace(target, profileNames.size());
+        if (fresh) profileNames.push_back(target.getSymName().str() + " " + shapes(args));
+        profile(module, call, it2->second);
       }
+      // Library calls (GEMMs) are profiled per call site, named by their shapes.
+      host.walk([&](mlir::func::CallOp call) {
+        if (!call.getCallee().starts_with("stepc_matmul") &&
+            !call.getCallee().starts_with("stepc_batch_matmul"))
+          return;
+        llvm::SmallVector<mlir::Value> views;
+        for (mlir::Value v : call.getOperands().take_front(3)) {
+          if (auto cast = v.getDefiningOp<mlir::memref::CastOp>()) v = cast.getSource();
+          views.push_back(v);
+        }
+        std::string flags;
+        for (mlir::Value v : call.getOperands().drop_front(3)) {
+          llvm::APInt bit;
+          flags += mlir::matchPattern(v, mlir::m_ConstantInt(&bit)) && bit != 0 ? "T" : "N";
+        }
+        profile(module, call, profileNames.size());
+        profileNames.push_back("gemm " + flags + " " + shapes(views) + " @" +
+                               std::to_string(profileNames.size()));
+      });
     }
     // Kernel calls written in the program text (a call inside a loop counts once).
     if (auto attr = module->getAttrOfType<mlir::StringAttr>("step.program")) {
       rt::ProgramDescription d;
       if (rt::parseProgramDescription(attr.getValue().str(), d).ok()) {
         d.info.kernelCount = calls;
+        d.info.kernelNames = profileNames;
         module->setAttr("step.program", mlir::StringAttr::get(ctx, rt::writeProgramDescription(d)));
       }
     }

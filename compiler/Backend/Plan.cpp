@@ -78,6 +78,7 @@ class PlanPrinter {
     std::string indent(2 * depth, ' ');
     for (mlir::Operation &op : b) {
       if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
+        if (call.getCallee().starts_with("stepc_profile_")) continue;
         bool gemm = call.getCallee().starts_with("stepc_");
         os_ << indent << (gemm ? "gemm " : "kernel ") << call.getCallee() << "(" << operands(call)
             << ")\n";

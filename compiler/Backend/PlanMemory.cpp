@@ -1,8 +1,9 @@
 //===- PlanMemory.cpp - --step-plan-memory --------------------------------===//
 //
 // The static memory plan: every temporary buffer of a step function becomes a view at a fixed
-// byte offset of one arena, @stepc_arena, a zero-initialised global (the executable's .bss), so
-// a step never calls malloc and never touches fresh pages.
+// byte offset of one arena, @stepc_arena, an uninitialised global (LLVM puts it in the
+// executable's .bss; every buffer is written before it is read), so a step never calls malloc
+// and never touches fresh pages after the first.
 //
 // Liveness comes from the deallocation pipeline that runs before: a buffer lives from its
 // memref.alloc to its memref.dealloc. Ops are numbered in pre-order over the whole function,

@@ -31,8 +31,10 @@
 // Both entry points take plain pointers once lowered.
 // CHECK: func.func @train_step(
 // CHECK-SAME: attributes {llvm.bareptr}
-// CHECK: func.func @eval_loss(%{{.+}}: tensor<8x16xf32> {step.name = "w1", step.role = "param"},
-// CHECK-SAME: %{{.+}}: tensor<8x8xf32> {step.index = 0 : i64, step.name = "data", step.role = "input"}, %{{.+}}: tensor<8xi32> {step.index = 1 : i64, step.name = "data", step.role = "input"}) -> tensor<f32> attributes {llvm.bareptr}
+// @eval_loss's arguments are read-only for bufferization: `eval` runs it batch after batch on
+// the same parameters.
+// CHECK: func.func @eval_loss(%{{.+}}: tensor<8x16xf32> {bufferization.writable = false, step.name = "w1", step.role = "param"},
+// CHECK-SAME: %{{.+}}: tensor<8x8xf32> {bufferization.writable = false, step.index = 0 : i64, step.name = "data", step.role = "input"}, %{{.+}}: tensor<8xi32> {bufferization.writable = false, step.index = 1 : i64, step.name = "data", step.role = "input"}) -> tensor<f32> attributes {llvm.bareptr}
 // CHECK: step.cross_entropy
 // CHECK: return
 

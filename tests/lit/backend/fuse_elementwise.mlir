@@ -2,7 +2,8 @@
 // that are not fused into contractions nor read through a broadcast. The positive case (a)
 // shows that fusion does happen; the negative cases (b)-(d) each check that both generics
 // survive and that the consumer still reads the producer's result, so a pass that fused them
-// (upstream's default rule would fuse all three) fails the test.
+// fails the test (upstream's default rule, mlir-opt --linalg-fuse-elementwise-ops, fuses (b)
+// and (c); (d) guards the single-use rule against being loosened).
 //
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | FileCheck %s
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | %stepc-opt -split-input-file -o /dev/null

@@ -26,13 +26,18 @@
 // CHECK: func.func private @kernel_{{[0-9]+}}_generic(%[[X:.+]]: memref<4xf32>, %[[Y:.+]]: memref<4xf32>, %[[S:.+]]: f32) attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"], step.kernel} {
 // CHECK-NOT: arith.constant
 // CHECK: arith.addf %{{.+}}, %[[S]] : f32
-// The host keeps only calls, in the original order around the existing call.
+// The host keeps only calls, in the original order around the existing call; every kernel
+// call is bracketed by stepc_profile_enter/exit with its kernel's profile id.
 // CHECK: func.func @train_step(%[[A:.+]]: memref<4xf32>, %[[B:.+]]: memref<4xf32>, %[[C:.+]]: memref<4xf32>, %[[SS:.+]]: f32)
 // CHECK-NOT: linalg.
-// CHECK: call @kernel_0_generic(%[[A]], %[[B]]) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK: %[[ID0:.+]] = arith.constant 0 : i64
+// CHECK-NEXT: call @stepc_profile_enter(%[[ID0]])
+// CHECK-NEXT: call @kernel_0_generic(%[[A]], %[[B]]) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT: call @stepc_profile_exit(%[[ID0]])
 // CHECK-NEXT: call @external(%[[B]])
-// CHECK-NEXT: call @kernel_{{[0-9]+}}_generic(%[[C]], %[[A]]) : (memref<4xf32>, memref<4xf32>) -> ()
-// CHECK-NEXT: call @kernel_{{[0-9]+}}_generic(%[[A]], %[[C]], %[[SS]]) : (memref<4xf32>, memref<4xf32>, f32) -> ()
+// CHECK: call @kernel_{{[0-9]+}}_generic(%[[C]], %[[A]]) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK: call @kernel_{{[0-9]+}}_generic(%[[A]], %[[C]], %[[SS]]) : (memref<4xf32>, memref<4xf32>, f32) -> ()
+// CHECK-NEXT: call @stepc_profile_exit
 // CHECK-NEXT: return
 
 // With sharing: two distinct kernels for three calls, both mulf calls go to kernel 0.

@@ -1,0 +1,408 @@
+#!/usr/bin/python3
+"""stepc vs PyTorch on the CPU: the same model, batch and thread count, measured in one run.
+
+For each model (models/byte_lm_small.mlir, models/byte_lm.mlir) this runs, each in its own
+subprocess so that peak RSS is per side:
+  * PyTorch eager   -- an nn.Module written to match the step model op for op, trained with the
+                       model's step.config (AdamW, one_cycle LR, AGC clipping, adaptive SAM);
+  * PyTorch traced  -- the same, with the forward+loss run through torch.jit.trace;
+  * stepc           -- `stepc compile` (timed separately), then `NAME train --steps ...`.
+It prints the median ms/step (after warm-up steps), tokens/s, raw peak RSS of each process, and
+the ratios stepc vs eager and vs traced (speedup = torch_ms / stepc_ms, memory = stepc / torch).
+
+Run through benchmarks/run_cpu_benchmark.sh, which fixes the environment for both sides.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEPC = os.path.join(REPO, "bazel-bin", "compiler", "Driver", "stepc")
+MODELS = {
+    "byte_lm_small": os.path.join(REPO, "models", "byte_lm_small.mlir"),
+    "byte_lm": os.path.join(REPO, "models", "byte_lm.mlir"),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Reading the model's dims and config from the .mlir (so the PyTorch side follows the file).
+# --------------------------------------------------------------------------------------------
+def parse_model(path):
+    text = open(path).read()
+    m = re.search(r"step\.model\s+@(\w+)\s+dims\(([^)]*)\)", text)
+    if not m:
+        raise SystemExit(f"{path}: no step.model ... dims(...) header")
+    dims = {k.strip(): int(v) for k, v in (kv.split("=") for kv in m.group(2).split(","))}
+
+    def spec(kind):
+        s = re.search(kind + r"\s*=\s*(\w+)\(([^)]*)\)", text)
+        if not s:
+            return None, {}
+        args = {}
+        for kv in s.group(2).split(","):
+            if "=" in kv:
+                k, v = kv.split("=")
+                v = v.strip()
+                args[k.strip()] = (v == "true") if v in ("true", "false") else float(v)
+        return s.group(1), args
+
+    cfg = {}
+    for kind in ("optimizer", "schedule", "clip", "sam"):
+        cfg[kind] = spec(kind)
+    # Sanity: the benchmark's PyTorch model is written for this cell; refuse silently-different files.
+    for op in ("step.cumsum", "step.conv1d", "step.cross_entropy", "step.embedding"):
+        if op not in text:
+            raise SystemExit(f"{path}: expected {op}; the PyTorch model no longer matches")
+    return m.group(1), dims, cfg
+
+
+# --------------------------------------------------------------------------------------------
+# The PyTorch side (imported lazily: the parent process never loads torch).
+# --------------------------------------------------------------------------------------------
+def torch_worker(args):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    name, d, cfg = parse_model(MODELS[args.model])
+    B, S, Fd, I, K, depth = d["B"], d["S"], d["F"], d["I"], d["K"], d["depth"]
+    V = 256
+
+    def orthogonal(shape, gain):
+        # Orthogonal over [prod(all axes but the last), last], as a matrix.
+        w = torch.empty(math.prod(shape[:-1]), shape[-1])
+        nn.init.orthogonal_(w, gain=gain)
+        return nn.Parameter(w.reshape(shape))
+
+    def triple_norm(a, b, c):
+        t = torch.relu(a).pow(3) * b + c
+        z = t - t.mean(dim=-1, keepdim=True)
+        return z * torch.rsqrt((z * z).mean(dim=-1, keepdim=True))
+
+    class ByteLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = orthogonal([V, Fd], 0.70710678)
+            self.w0 = nn.ParameterList([orthogonal([Fd, 3 * I], 1.6967316) for _ in range(depth)])
+            self.w1 = nn.ParameterList([orthogonal([K, I, 3 * I], 1.6967316) for _ in range(depth)])
+            self.w2 = nn.ParameterList([orthogonal([I, Fd], 1.0) for _ in range(depth)])
+            self.head = nn.Parameter(torch.zeros(Fd, V))
+            self.register_buffer("pos", torch.arange(1, S + 1, dtype=torch.float32).view(1, S, 1))
+
+        def forward(self, tokens, targets):
+            h = F.embedding(tokens, self.embedding)                          # [B, S, F]
+            for l in range(depth):
+                p = h @ self.w0[l]                                           # [B, S, 3I]
+                dep, scale, shift = p.chunk(3, dim=-1)
+                mean = dep.cumsum(dim=1) / self.pos                          # causal running mean
+                n1 = triple_norm(mean, scale, shift)                         # [B, S, I]
+                # causal conv, weight [K, I, 3I]: y[t] = sum_k x[t-K+1+k] W[k]
+                xc = F.pad(n1.transpose(1, 2), (K - 1, 0))                   # [B, I, S+K-1]
+                conv = F.conv1d(xc, self.w1[l].permute(2, 1, 0)).transpose(1, 2)  # [B, S, 3I]
+                a2, b2, c2 = conv.chunk(3, dim=-1)
+                n2 = triple_norm(a2, b2, c2)
+                h = h + n2 @ self.w2[l]
+            logits = h @ self.head
+            return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1).long())
+
+    model = ByteLM()
+    params = list(model.parameters())
+    nparams = sum(p.numel() for p in params)
+    # Declared shapes for AGC: per layer, every axis but the last (rank-1: all axes).
+    agc_axes = [tuple(range(p.dim() - 1)) if p.dim() > 1 else tuple(range(p.dim())) for p in params]
+
+    tokens_all = torch.randint(0, V, (B, S + 1), dtype=torch.int32)
+    tokens, targets = tokens_all[:, :S].contiguous(), tokens_all[:, 1:].contiguous()
+
+    loss_fn = model
+    if args.mode == "traced":
+        loss_fn = torch.jit.trace(model, (tokens, targets), check_trace=False)
+
+    opt_kind, o = cfg["optimizer"]
+    if opt_kind != "adamw":
+        raise SystemExit(f"optimizer {opt_kind}: only adamw is implemented on the PyTorch side")
+    optimizer = torch.optim.AdamW(params, lr=o["lr"], betas=(o["beta1"], o["beta2"]), eps=o["eps"],
+                                  weight_decay=o["weight_decay"], foreach=True)
+    sched_kind, sc = cfg["schedule"]
+    clip_kind, cl = cfg["clip"]
+    sam_kind, sm = cfg["sam"]
+    sam_rho = sm.get("rho", 0.0) if sam_kind else 0.0
+    if sm.get("next_batch"):
+        raise SystemExit("SAM next_batch is not implemented on the PyTorch side")
+
+    def lr_at(t):  # compiler/Training/Schedule.cpp
+        lr = o["lr"]
+        if sched_kind in (None, "constant"):
+            return lr
+        W, T = sc["warmup"], sc["total"]
+        floor = sc["final_lr"] if sched_kind == "one_cycle" else sc["min_lr"]
+        if t < W:
+            return (sc["start_lr"] + (lr - sc["start_lr"]) * t / max(W, 1.0)
+                    if sched_kind == "one_cycle" else lr * (t + 1) / max(W, 1.0))
+        prog = min((t - W) / max(1.0, T - W), 1.0)
+        return floor + (lr - floor) * (1 + math.cos(math.pi * prog)) / 2
+
+    def grads_of(ps):
+        loss = loss_fn(tokens, targets)
+        gs = torch.autograd.grad(loss, ps)
+        return loss, list(gs)
+
+    def train_step(t):
+        loss, g = grads_of(params)
+        sam_loss = None
+        if sam_rho > 0:
+            with torch.no_grad():
+                # Adaptive SAM: eps = rho * w^2 g / ||w g||  (BuildTrainStep.cpp samPerturbation)
+                if sm.get("adaptive"):
+                    scaled = torch._foreach_mul(params, g)
+                    dirs = torch._foreach_mul(scaled, params)
+                else:
+                    scaled, dirs = g, g
+                norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(scaled)))
+                factor = sam_rho / (norm + 1e-12)
+                eps = torch._foreach_mul(dirs, factor)
+                torch._foreach_add_(params, eps)
+            sam_loss, g = grads_of(params)
+            with torch.no_grad():
+                torch._foreach_sub_(params, eps)
+        with torch.no_grad():
+            grad_norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(g)))
+            if clip_kind == "agc":
+                for p, gr, ax in zip(params, g, agc_axes):
+                    pn = (p.norm(dim=ax, keepdim=True) if ax else p.abs()).clamp_min(cl["eps_param"])
+                    gn = (gr.norm(dim=ax, keepdim=True) if ax else gr.abs()).clamp_min(cl["eps_grad"])
+                    gr.mul_(torch.clamp(cl["lambda"] * pn / gn, max=1.0))
+            elif clip_kind == "global_norm":
+                coef = min(cl["max_norm"] / (float(grad_norm) + 1e-6), 1.0)
+                torch._foreach_mul_(g, coef)
+            for p, gr in zip(params, g):
+                p.grad = gr
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(t)
+        optimizer.step()
+        return float(loss), float(grad_norm), (float(sam_loss) if sam_loss is not None else None)
+
+    times, losses = [], []
+    for t in range(args.warmup + args.steps):
+        t0 = time.perf_counter()
+        loss, gn, sl = train_step(t)
+        ms = (time.perf_counter() - t0) * 1e3
+        losses.append(loss)
+        if t >= args.warmup:
+            times.append(ms)
+        print(f"  [{args.mode}] step {t} {ms:.1f} ms loss {loss:.4f} grad_norm {gn:.4g}"
+              + (f" sam_loss {sl:.4f}" if sl is not None else ""), file=sys.stderr, flush=True)
+    print(json.dumps({"params": nparams, "step_ms": times, "losses": losses,
+                      "B": B, "S": S, "torch": torch.__version__,
+                      "torch_threads": torch.get_num_threads()}))
+
+
+# --------------------------------------------------------------------------------------------
+# The parent: subprocesses, peak RSS, table.
+# --------------------------------------------------------------------------------------------
+def run_measured(cmd, timeout, env=None, stdout=subprocess.PIPE):
+    """Runs cmd; returns (rc, stdout text, wall s, peak RSS MiB of that process, timed_out)."""
+    t0 = time.perf_counter()
+    out_f = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(cmd, stdout=out_f if stdout == subprocess.PIPE else stdout, env=env,
+                            start_new_session=True)
+    timed_out = False
+    while True:
+        pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if timeout and time.perf_counter() - t0 > timeout:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                pid, status, ru = os.wait4(proc.pid, 0)
+            except ChildProcessError:
+                ru = None
+            break
+        time.sleep(0.05)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    out_f.seek(0)
+    text = out_f.read()
+    rss_mib = ru.ru_maxrss / 1024.0 if ru else float("nan")  # ru_maxrss is in KiB on Linux
+    return proc.returncode, text, wall, rss_mib, timed_out
+
+
+def side_env(a):
+    """The environment of both sides' measured processes: same thread count, no OpenBLAS overrides."""
+    env = dict(os.environ)
+    for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        env.pop(k, None)
+    env["OMP_NUM_THREADS"] = env["OPENBLAS_NUM_THREADS"] = str(a.threads)
+    return env
+
+
+def stepc_info_params(binary):
+    out = subprocess.run([binary, "info"], capture_output=True, text=True).stdout
+    m = re.search(r"^parameters\s+(\d+)", out, re.M)
+    return int(m.group(1)) if m else None
+
+
+def bench_torch(model, mode, a):
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", mode, "--model", model,
+           "--threads", str(a.threads), "--steps", str(a.steps), "--warmup", str(a.warmup),
+           "--seed", str(a.seed)]
+    rc, out, wall, rss, to = run_measured(cmd, a.torch_timeout, env=side_env(a))
+    if rc != 0 or to:
+        return {"error": f"rc={rc} timed_out={to}", "rss": rss}
+    r = json.loads(out.strip().splitlines()[-1])
+    r["ms"] = statistics.median(r["step_ms"])
+    r["rss"] = rss
+    return r
+
+
+def bench_stepc(model, a, workdir):
+    res = {}
+    binary = os.path.join(workdir, model)
+    for attempt in range(30):  # the compiler binary may be mid-rebuild
+        if os.access(STEPC, os.X_OK):
+            break
+        time.sleep(10)
+    rc, out, wall, rss, to = run_measured([STEPC, "compile", MODELS[model], "-o", binary],
+                                          a.compile_timeout)
+    res["compile_s"], res["compile_rss"] = wall, rss
+    if rc != 0 or to:
+        res["error"] = f"compile failed rc={rc} timed_out={to}: {out[-500:]}"
+        return res
+    res["params"] = stepc_info_params(binary)
+    metrics = os.path.join(workdir, model + ".metrics.jsonl")
+    if os.path.exists(metrics):
+        os.remove(metrics)
+    total = a.warmup + a.steps
+    rc, out, wall, rss, to = run_measured(
+        [binary, "train", "--steps", str(total), "--threads", str(a.threads), "--seed", str(a.seed),
+         "--metrics", metrics], a.stepc_timeout, env=side_env(a))
+    res["rss"], res["timed_out"], res["rc"], res["wall_s"] = rss, to, rc, wall
+    rows = []
+    if os.path.exists(metrics):
+        for line in open(metrics):
+            line = line.strip()
+            if line:
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError:
+                    pass
+    res["steps_done"] = len(rows)
+    res["losses"] = [r.get("loss") for r in rows]
+    all_ms = [r["step_ms"] for r in rows if "step_ms" in r]
+    measured = all_ms[a.warmup:] if len(all_ms) > a.warmup else all_ms[-1:]
+    res["step_ms"] = measured
+    res["ms"] = statistics.median(measured) if measured else float("nan")
+    if rc != 0 and not to:
+        res["error"] = f"train rc={rc}: {out[-500:]}"
+    return res
+
+
+def ensure_deps(need_torch):
+    import importlib.util
+    missing = []
+    if need_torch and importlib.util.find_spec("torch") is None:
+        missing.append("python3-torch")
+    if subprocess.run(["dpkg", "-s", "libopenblas0-pthread"], capture_output=True).returncode != 0:
+        missing.append("libopenblas0-pthread")
+    if not missing:
+        return
+    cmd = ["apt-get", "install", "-y"] + missing
+    if os.geteuid() == 0:
+        print("installing: " + " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True)
+    else:
+        raise SystemExit("missing packages; run: sudo " + " ".join(cmd))
+
+
+def fmt(v, spec=".1f"):
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default="both", choices=["byte_lm_small", "byte_lm", "both"])
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--steps", type=int, default=5, help="measured steps per side (after warm-up)")
+    p.add_argument("--warmup", type=int, default=1, help="steps run first and not measured")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sides", default="eager,traced,stepc", help="comma list of eager,traced,stepc")
+    p.add_argument("--stepc-timeout", type=float, default=900, help="seconds for one stepc train run")
+    p.add_argument("--compile-timeout", type=float, default=900, help="seconds for one stepc compile")
+    p.add_argument("--torch-timeout", type=float, default=1800, help="seconds for one PyTorch run")
+    p.add_argument("--workdir", default=None, help="where compiled binaries and metrics go")
+    p.add_argument("--json", default=None, help="also write all results to this file")
+    p.add_argument("--worker", choices=["eager", "traced"], help=argparse.SUPPRESS)
+    a = p.parse_args()
+
+    if a.worker:
+        a.mode = a.worker
+        return torch_worker(a)
+
+    sides = [s.strip() for s in a.sides.split(",") if s.strip()]
+    ensure_deps(need_torch=any(s in ("eager", "traced") for s in sides))
+    models = ["byte_lm_small", "byte_lm"] if a.model == "both" else [a.model]
+    workdir = a.workdir or tempfile.mkdtemp(prefix="stepc_bench_")
+    os.makedirs(workdir, exist_ok=True)
+    print(f"threads={a.threads} steps={a.steps} warmup={a.warmup} workdir={workdir}")
+    print("env: OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s OMP_NUM_THREADS=%s OPENBLAS_NUM_THREADS=%s" % tuple(
+        os.environ.get(k, "<unset>") for k in
+        ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")))
+    all_results = {}
+    for model in models:
+        name, d, _ = parse_model(MODELS[model])
+        tokens = d["B"] * d["S"]
+        r = {}
+        for side in sides:
+            print(f"--- {model}: {side}", flush=True)
+            r[side] = bench_stepc(model, a, workdir) if side == "stepc" else bench_torch(model, side, a)
+            if "error" in r[side]:
+                print(f"    {side}: {r[side]['error']}")
+        all_results[model] = r
+
+        print(f"\n=== {model}  B={d['B']} S={d['S']} F={d['F']} I={d['I']} K={d['K']} "
+              f"depth={d['depth']}  threads={a.threads}")
+        pc = {s: r[s].get("params") for s in r}
+        print("parameters: " + ", ".join(f"{s}={v}" for s, v in pc.items()))
+        vals = [v for v in pc.values() if v is not None]
+        if vals and len(set(vals)) != 1:
+            print("WARNING: parameter counts differ between sides")
+        if "stepc" in r and "compile_s" in r["stepc"]:
+            st = r["stepc"]
+            print(f"stepc compile: {st['compile_s']:.1f} s (peak RSS {st['compile_rss']:.0f} MiB); "
+                  f"train steps done {st.get('steps_done', 0)}"
+                  + (" (TIMED OUT)" if st.get("timed_out") else ""))
+        for s in r:
+            if r[s].get("losses"):
+                print(f"losses {s}: " + " ".join(fmt(x, ".4f") for x in r[s]["losses"][:8]))
+        print(f"{'side':<8} {'ms/step':>10} {'tokens/s':>10} {'peakRSS MiB':>12} {'n':>3}")
+        for s in r:
+            ms = r[s].get("ms")
+            tps = tokens / ms * 1e3 if ms and not math.isnan(ms) else None
+            print(f"{s:<8} {fmt(ms):>10} {fmt(tps, '.0f'):>10} {fmt(r[s].get('rss'), '.0f'):>12} "
+                  f"{len(r[s].get('step_ms', [])):>3}")
+        if "stepc" in r:
+            st = r["stepc"]
+            for s in ("eager", "traced"):
+                if s in r and r[s].get("ms") and st.get("ms") and not math.isnan(st["ms"]):
+                    print(f"stepc vs {s:<6}: speedup {r[s]['ms'] / st['ms']:.2f}x   "
+                          f"memory {st['rss'] / r[s]['rss']:.2f}x")
+        print(flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(all_results, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+//===- Profile.h - the per-kernel profile of a compiled step ----*- C++ -*-===//
+//
+// Compiled step functions bracket every kernel and library call with
+// stepc_profile_enter(id) / stepc_profile_exit(id); ids index the description's `kernels`
+// names. With STEPC_PROFILE=1 in the environment the executable accumulates the time of each
+// and prints a table (by total time) to stderr when it exits; otherwise the calls return at
+// once.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_RUNTIME_PROFILE_H
+#define STEPC_RUNTIME_PROFILE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stepc::rt {
+
+/// Enables profiling if STEPC_PROFILE is set (and not "0"), naming the ids; registers the
+/// report to print at exit.
+void initProfile(const std::vector<std::string> &names);
+
+/// The table: one line per kernel with calls, total ms, ms per step and share of the total.
+std::string profileReport(int64_t steps);
+
+}  // namespace stepc::rt
+
+extern "C" {
+void stepc_profile_enter(int64_t id);
+void stepc_profile_exit(int64_t id);
+}
+
+#endif  // STEPC_RUNTIME_PROFILE_H
