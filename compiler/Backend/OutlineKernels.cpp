@@ -168,10 +168,12 @@ struct OutlineKernelsPass
           if (auto cast = v.getDefiningOp<mlir::memref::CastOp>()) v = cast.getSource();
           views.push_back(v);
         }
+        // Transposes (N/T for A and B), then = (overwrite) or += (accumulate).
         std::string flags;
-        for (mlir::Value v : call.getOperands().drop_front(3)) {
+        for (auto [i, v] : llvm::enumerate(call.getOperands().drop_front(3))) {
           llvm::APInt bit;
-          flags += mlir::matchPattern(v, mlir::m_ConstantInt(&bit)) && bit != 0 ? "T" : "N";
+          bool set = mlir::matchPattern(v, mlir::m_ConstantInt(&bit)) && bit != 0;
+          flags += i < 2 ? (set ? "T" : "N") : (set ? " +=" : " =");
         }
         profile(module, call, profileNames.size());
         profileNames.push_back("gemm " + flags + " " + shapes(views) + " @" +

@@ -33,20 +33,34 @@ namespace {
 
 using mlir::Value;
 
-// `value` [B, S, C] padded with zeros on the sequence axis.
+// `value` [B, S, C] padded with zeros on the sequence axis. Only the pad rows are filled (the
+// value's rows are copied over the rest), so a long sequence is not written twice.
 Value padSequence(mlir::OpBuilder &b, mlir::Location loc, Value value, int64_t left,
                   int64_t right) {
   if (left == 0 && right == 0) return value;
   auto type = llvm::cast<mlir::RankedTensorType>(value.getType());
   llvm::SmallVector<int64_t> shape(type.getShape());
+  int64_t seq = shape[1];
   shape[1] += left + right;
-  Value zeros =
-      filledTensor(b, loc, mlir::RankedTensorType::get(shape, type.getElementType()), 0.0);
-  llvm::SmallVector<mlir::OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(left),
-                                                   b.getIndexAttr(0)};
-  llvm::SmallVector<mlir::OpFoldResult> sizes, strides(3, b.getIndexAttr(1));
-  for (int64_t s : type.getShape()) sizes.push_back(b.getIndexAttr(s));
-  return b.create<mlir::tensor::InsertSliceOp>(loc, value, zeros, offsets, sizes, strides);
+  Value padded = emptyTensor(b, loc, mlir::RankedTensorType::get(shape, type.getElementType()));
+  auto insert = [&](Value part, int64_t at) {
+    auto t = llvm::cast<mlir::RankedTensorType>(part.getType());
+    llvm::SmallVector<mlir::OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(at),
+                                                     b.getIndexAttr(0)};
+    llvm::SmallVector<mlir::OpFoldResult> sizes, strides(3, b.getIndexAttr(1));
+    for (int64_t s : t.getShape()) sizes.push_back(b.getIndexAttr(s));
+    padded = b.create<mlir::tensor::InsertSliceOp>(loc, part, padded, offsets, sizes, strides);
+  };
+  auto zeros = [&](int64_t rows) {
+    return filledTensor(b, loc,
+                        mlir::RankedTensorType::get({shape[0], rows, shape[2]},
+                                                    type.getElementType()),
+                        0.0);
+  };
+  if (left > 0) insert(zeros(left), 0);
+  insert(value, left);
+  if (right > 0) insert(zeros(right), left + seq);
+  return padded;
 }
 
 // A generic whose loops are the result's rank in parallel then two reductions, accumulating
@@ -235,13 +249,15 @@ Value shiftedGemmSum(mlir::OpBuilder &b, mlir::Location loc, Value flat, Value w
                      llvm::function_ref<int64_t(int64_t)> shift, mlir::Type element) {
   int64_t kernel = llvm::cast<mlir::RankedTensorType>(weight.getType()).getDimSize(0);
   int64_t r = (batch - 1) * period + keep;
-  Value acc = filledTensor(b, loc, mlir::RankedTensorType::get({r, n}, element), 0.0);
+  // The sums land in rows [0, R) of a [batch·period, n] buffer; rows past R are never read,
+  // so only the window is zeroed (and that fill becomes the first GEMM's beta = 0).
+  auto fullType = mlir::RankedTensorType::get({batch * period, n}, element);
+  Value full = emptyTensor(b, loc, fullType);
+  Value acc = rowWindow(b, loc, full, 0, r);
+  acc = b.create<mlir::linalg::FillOp>(loc, scalarConstant(b, loc, element, 0.0), acc).getResult(0);
   for (int64_t k = 0; k < kernel; ++k)
     acc = matmul2d(b, loc, rowWindow(b, loc, flat, shift(k), r), tap(b, loc, weight, k), acc,
                    false, transW);
-  // Back to [batch, period, n]: pad the R rows to batch·period, expand, keep `keep` rows.
-  auto fullType = mlir::RankedTensorType::get({batch * period, n}, element);
-  Value full = filledTensor(b, loc, fullType, 0.0);
   full = b.create<mlir::tensor::InsertSliceOp>(
       loc, acc, full, llvm::ArrayRef<mlir::OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
       llvm::ArrayRef<mlir::OpFoldResult>{b.getIndexAttr(r), b.getIndexAttr(n)},
@@ -329,10 +345,13 @@ struct Conv1dGradWeightAsGemms : mlir::OpRewritePattern<step::Conv1dGradWeightOp
     int64_t r = (batch - 1) * period + keep;
     Value gWindow = rowWindow(rw, loc, g, 0, r);
     mlir::Type element = dwType.getElementType();
-    Value dw = filledTensor(rw, loc, dwType, 0.0);
-    auto tapType = mlir::RankedTensorType::get({cin, cout}, element);
+    // Every tap is written whole by its GEMM: no zeroing of dw beyond each tap's own fill,
+    // which becomes that GEMM's beta = 0.
+    Value dw = emptyTensor(rw, loc, dwType);
     for (int64_t k = 0; k < kernel; ++k) {
-      Value acc = filledTensor(rw, loc, tapType, 0.0);
+      Value acc = tap(rw, loc, dw, k);
+      acc = rw.create<mlir::linalg::FillOp>(loc, scalarConstant(rw, loc, element, 0.0), acc)
+                .getResult(0);
       acc = matmul2d(rw, loc, rowWindow(rw, loc, x, k, r), gWindow, acc, true, false);
       dw = rw.create<mlir::tensor::InsertSliceOp>(
           loc, acc, dw,

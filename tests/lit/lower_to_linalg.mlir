@@ -423,7 +423,10 @@ func.func @repeat_reverse(%x: tensor<2x3xf32>, %ws: tensor<4x3x3xf32>)
 // CHECK-DAG:   #[[DXMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
 // CHECK-DAG:   #[[DWXMAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4 + d0, (d2 floordiv 6) * 4 + d1)>
 // CHECK-LABEL: func.func @conv1d_causal_groups
-// CHECK:       %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x7x4xf32>)
+// Only the pad rows are zero-filled; the input is copied over the rest.
+// CHECK:       %[[E:.+]] = tensor.empty() : tensor<2x7x4xf32>
+// CHECK:       %[[PAD:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x2x4xf32>)
+// CHECK:       %[[Z:.+]] = tensor.insert_slice %[[PAD]] into %[[E]][0, 0, 0] [2, 2, 4] [1, 1, 1]
 // CHECK:       %[[XP:.+]] = tensor.insert_slice %arg0 into %[[Z]][0, 2, 0] [2, 5, 4] [1, 1, 1]
 // CHECK:       %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x5x6xf32>)
 // CHECK:       %[[Y:.+]] = linalg.generic {indexing_maps = [#[[XMAP]], #[[WMAP]], #[[YMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[XP]], %arg1 : tensor<2x7x4xf32>, tensor<3x2x6xf32>) outs(%[[ACC]] : tensor<2x5x6xf32>)
@@ -440,8 +443,12 @@ func.func @conv1d_causal_groups(%x: tensor<2x5x4xf32>, %w: tensor<3x2x6xf32>) ->
 // [B, S, groups, Cin/groups] from the weight expanded to [K, Cin/groups, groups, Cout/groups],
 // then collapses it.
 // CHECK-LABEL: func.func @conv1d_grad_input_valid
-// CHECK:       %[[Z:.+]] = linalg.fill ins(%{{.+}} : f64) outs(%{{.+}} : tensor<2x7x6xf64>)
-// CHECK:       %[[GP:.+]] = tensor.insert_slice %arg0 into %[[Z]][0, 2, 0] [2, 3, 6] [1, 1, 1]
+// CHECK:       %[[E:.+]] = tensor.empty() : tensor<2x7x6xf64>
+// CHECK:       %[[LEFT:.+]] = linalg.fill ins(%{{.+}} : f64) outs(%{{.+}} : tensor<2x2x6xf64>)
+// CHECK:       %[[Z:.+]] = tensor.insert_slice %[[LEFT]] into %[[E]][0, 0, 0] [2, 2, 6] [1, 1, 1]
+// CHECK:       %[[G:.+]] = tensor.insert_slice %arg0 into %[[Z]][0, 2, 0] [2, 3, 6] [1, 1, 1]
+// CHECK:       %[[RIGHT:.+]] = linalg.fill ins(%{{.+}} : f64) outs(%{{.+}} : tensor<2x2x6xf64>)
+// CHECK:       %[[GP:.+]] = tensor.insert_slice %[[RIGHT]] into %[[G]][0, 5, 0] [2, 2, 6] [1, 1, 1]
 // CHECK:       %[[W:.+]] = tensor.expand_shape %arg1 {{\[\[}}0], [1], [2, 3]] output_shape [3, 4, 1, 6] : tensor<3x4x6xf64> into tensor<3x4x1x6xf64>
 // CHECK:       %[[D:.+]] = linalg.generic {indexing_maps = [#[[GMAP]], #[[EWMAP]], #[[DXMAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[GP]], %[[W]] : tensor<2x7x6xf64>, tensor<3x4x1x6xf64>)
 // CHECK:       %[[DX:.+]] = tensor.collapse_shape %[[D]] {{\[\[}}0], [1], [2, 3]] : tensor<2x5x1x4xf64> into tensor<2x5x4xf64>
