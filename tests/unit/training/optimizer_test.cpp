@@ -149,7 +149,10 @@ TEST(Schedule, ConstantWarmupCosineAndOneCycle) {
 TEST(Clipping, GlobalNormScalesTheUpdate) {
   TrainRun run = train("optimizer = sgd(lr = 1.0), clip = global_norm(max_norm = 0.5)", 1);
   double g[3], norm = 0;
-  for (int i = 0; i < 3; ++i) norm += (g[i] = kA[i] * 1.5) * g[i];
+  for (int i = 0; i < 3; ++i) {
+    g[i] = kA[i] * 1.5;
+    norm += g[i] * g[i];
+  }
   norm = std::sqrt(norm);
   EXPECT_NEAR(run.metrics[0].at("grad_norm"), norm, 1e-9);
   double coef = std::min(1.0, f32(0.5) / (norm + f32(1e-6)));
