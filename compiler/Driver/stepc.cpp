@@ -217,6 +217,9 @@ int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, c
   std::string output = absl::GetFlag(FLAGS_o);
   if (output.empty()) output = model.getSymName().str();
   if (output == "-") return fail("-o -: an executable cannot go to stdout (use --emit=STAGE)");
+  llvm::StringRef outputDir = llvm::sys::path::parent_path(output);
+  if (!outputDir.empty() && !llvm::sys::fs::is_directory(outputDir))
+    return fail("cannot write '" + output + "': there is no directory '" + outputDir.str() + "'");
   std::string searched;
   std::string archive = stepc::backend::findRuntimeArchive(argv0, searched);
   if (archive.empty())
