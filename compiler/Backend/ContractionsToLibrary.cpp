@@ -21,6 +21,10 @@
 #include "mlir/IR/Matchers.h"
 
 namespace stepc::backend {
+
+#define GEN_PASS_DEF_CONTRACTIONSTOLIBRARY
+#include "compiler/Backend/Passes.h.inc"
+
 namespace {
 
 enum Group { kBatch, kM, kN, kK };
@@ -50,18 +54,7 @@ mlir::FailureOr<Blocks> blocksOf(mlir::AffineMap map, const llvm::DenseMap<unsig
   return b;
 }
 
-struct ContractionsToLibraryPass
-    : public mlir::PassWrapper<ContractionsToLibraryPass, mlir::OperationPass<mlir::ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ContractionsToLibraryPass)
-  llvm::StringRef getArgument() const override { return "step-contractions-to-library"; }
-  llvm::StringRef getDescription() const override {
-    return "Replaces bufferized f32 contractions by calls to the GEMM interface (runtime/Gemm.h)";
-  }
-  void getDependentDialects(mlir::DialectRegistry &registry) const override {
-    registry.insert<mlir::func::FuncDialect, mlir::memref::MemRefDialect,
-                    mlir::arith::ArithDialect>();
-  }
-
+struct ContractionsToLibraryPass : impl::ContractionsToLibraryBase<ContractionsToLibraryPass> {
   mlir::func::FuncOp declaration(mlir::ModuleOp module, unsigned rank) {
     llvm::StringRef name = rank == 2 ? "stepc_matmul_f32" : "stepc_batch_matmul_f32";
     if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(name)) return fn;
@@ -210,9 +203,5 @@ struct ContractionsToLibraryPass
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> createContractionsToLibraryPass() {
-  return std::make_unique<ContractionsToLibraryPass>();
-}
 
 }  // namespace stepc::backend

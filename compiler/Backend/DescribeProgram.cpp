@@ -21,6 +21,10 @@
 #include "runtime/ProgramDescription.h"
 
 namespace stepc::backend {
+
+#define GEN_PASS_DEF_DESCRIBEPROGRAM
+#include "compiler/Backend/Passes.h.inc"
+
 namespace {
 
 std::vector<int64_t> shapeOf(mlir::Type type) {
@@ -79,17 +83,7 @@ double countFlops(mlir::func::FuncOp fn) {
   return total;
 }
 
-struct DescribeProgramPass
-    : public mlir::PassWrapper<DescribeProgramPass, mlir::OperationPass<mlir::ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DescribeProgramPass)
-  llvm::StringRef getArgument() const override { return "step-describe-program"; }
-  llvm::StringRef getDescription() const override {
-    return "Adds @eval_loss and records the step program's buffer bindings as `step.program`";
-  }
-  void getDependentDialects(mlir::DialectRegistry &registry) const override {
-    registry.insert<mlir::func::FuncDialect, step::StepDialect>();
-  }
-
+struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     auto models = llvm::to_vector(module.getOps<step::ModelOp>());
@@ -268,9 +262,5 @@ struct DescribeProgramPass
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> createDescribeProgramPass() {
-  return std::make_unique<DescribeProgramPass>();
-}
 
 }  // namespace stepc::backend

@@ -11,16 +11,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace stepc::backend {
+
+#define GEN_PASS_DEF_DROPMODEL
+#include "compiler/Backend/Passes.h.inc"
+
 namespace {
 
-struct DropModelPass
-    : public mlir::PassWrapper<DropModelPass, mlir::OperationPass<mlir::ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DropModelPass)
-  llvm::StringRef getArgument() const override { return "step-drop-model"; }
-  llvm::StringRef getDescription() const override {
-    return "Erases step.model and step.func once the program functions are lowered";
-  }
-
+struct DropModelPass : impl::DropModelBase<DropModelPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     bool failed = false;
@@ -39,7 +36,5 @@ struct DropModelPass
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> createDropModelPass() { return std::make_unique<DropModelPass>(); }
 
 }  // namespace stepc::backend

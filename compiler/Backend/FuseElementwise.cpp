@@ -16,6 +16,10 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace stepc::backend {
+
+#define GEN_PASS_DEF_FUSEELEMENTWISE
+#include "compiler/Backend/Passes.h.inc"
+
 namespace {
 
 bool shouldFuse(mlir::OpOperand *operand) {
@@ -26,16 +30,7 @@ bool shouldFuse(mlir::OpOperand *operand) {
   return consumer.getMatchingIndexingMap(operand).isPermutation();
 }
 
-struct FuseElementwisePass
-    : public mlir::PassWrapper<FuseElementwisePass, mlir::OperationPass<mlir::ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwisePass)
-  llvm::StringRef getArgument() const override { return "step-fuse-elementwise"; }
-  llvm::StringRef getDescription() const override {
-    return "Fuses elementwise producers into consumers, never into contractions or broadcasts";
-  }
-  void getDependentDialects(mlir::DialectRegistry &registry) const override {
-    registry.insert<mlir::linalg::LinalgDialect>();
-  }
+struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
     mlir::linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
@@ -45,9 +40,5 @@ struct FuseElementwisePass
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> createFuseElementwisePass() {
-  return std::make_unique<FuseElementwisePass>();
-}
 
 }  // namespace stepc::backend

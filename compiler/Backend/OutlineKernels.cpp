@@ -31,6 +31,10 @@
 #include "runtime/ProgramDescription.h"
 
 namespace stepc::backend {
+
+#define GEN_PASS_DEF_OUTLINEKERNELS
+#include "compiler/Backend/Passes.h.inc"
+
 namespace {
 
 // "[16x256x32xf32, 32x96xf32]": the buffers a kernel works on.
@@ -70,17 +74,7 @@ void profile(mlir::ModuleOp module, mlir::func::CallOp call, int64_t id) {
   b.create<mlir::func::CallOp>(call.getLoc(), exit, mlir::ValueRange{idValue});
 }
 
-struct OutlineKernelsPass
-    : public mlir::PassWrapper<OutlineKernelsPass, mlir::OperationPass<mlir::ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineKernelsPass)
-  llvm::StringRef getArgument() const override { return "step-outline-kernels"; }
-  llvm::StringRef getDescription() const override {
-    return "Moves each linalg op of the step functions into its own kernel function";
-  }
-  void getDependentDialects(mlir::DialectRegistry &registry) const override {
-    registry.insert<mlir::func::FuncDialect, mlir::LLVM::LLVMDialect, mlir::arith::ArithDialect>();
-  }
-
+struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     mlir::MLIRContext *ctx = &getContext();
@@ -200,9 +194,5 @@ struct OutlineKernelsPass
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> createOutlineKernelsPass() {
-  return std::make_unique<OutlineKernelsPass>();
-}
 
 }  // namespace stepc::backend

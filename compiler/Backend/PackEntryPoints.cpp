@@ -13,19 +13,13 @@
 #include "mlir/IR/Builders.h"
 
 namespace stepc::backend {
+
+#define GEN_PASS_DEF_PACKENTRYPOINTS
+#include "compiler/Backend/Passes.h.inc"
+
 namespace {
 
-struct PackEntryPointsPass
-    : public mlir::PassWrapper<PackEntryPointsPass, mlir::OperationPass<mlir::ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PackEntryPointsPass)
-  llvm::StringRef getArgument() const override { return "step-pack-entry-points"; }
-  llvm::StringRef getDescription() const override {
-    return "Adds packed entry points for @train_step / @eval_loss and embeds `step.program`";
-  }
-  void getDependentDialects(mlir::DialectRegistry &registry) const override {
-    registry.insert<mlir::LLVM::LLVMDialect>();
-  }
-
+struct PackEntryPointsPass : impl::PackEntryPointsBase<PackEntryPointsPass> {
   mlir::LogicalResult pack(mlir::ModuleOp module, llvm::StringRef name, llvm::StringRef entry) {
     auto fn = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(name);
     if (!fn)
@@ -83,9 +77,5 @@ struct PackEntryPointsPass
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> createPackEntryPointsPass() {
-  return std::make_unique<PackEntryPointsPass>();
-}
 
 }  // namespace stepc::backend

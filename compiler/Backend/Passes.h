@@ -27,17 +27,13 @@
 
 namespace stepc::backend {
 
-std::unique_ptr<mlir::Pass> createDescribeProgramPass();
-std::unique_ptr<mlir::Pass> createDropModelPass();
-std::unique_ptr<mlir::Pass> createPackEntryPointsPass();
-std::unique_ptr<mlir::Pass> createOutlineKernelsPass();
-std::unique_ptr<mlir::Pass> createPlanMemoryPass();
-std::unique_ptr<mlir::Pass> createFuseElementwisePass();
-std::unique_ptr<mlir::Pass> createContractionsToLibraryPass();
-std::unique_ptr<mlir::Pass> createStridedCopiesPass();
+// The backend's own passes, declared in Passes.td: create<Name>() and
+// registerStepBackendPasses().
+#define GEN_PASS_DECL
+#include "compiler/Backend/Passes.h.inc"
+#define GEN_PASS_REGISTRATION
+#include "compiler/Backend/Passes.h.inc"
 
-/// Registers the backend's own passes (Pipelines.cpp).
-void registerOwnPasses();
 /// Registers the backend's passes and the upstream passes its pipelines name.
 void registerBackendPasses();
 /// Adds the dialects and interface models (bufferization, deallocation, LLVM translation) the

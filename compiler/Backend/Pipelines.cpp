@@ -35,17 +35,6 @@ llvm::StringRef llvmPipeline() {
          "reconcile-unrealized-casts,step-pack-entry-points";
 }
 
-void registerOwnPasses() {
-  mlir::PassRegistration<mlir::Pass>([] { return createDescribeProgramPass(); });
-  mlir::PassRegistration<mlir::Pass>([] { return createPackEntryPointsPass(); });
-  mlir::PassRegistration<mlir::Pass>([] { return createDropModelPass(); });
-  mlir::PassRegistration<mlir::Pass>([] { return createStridedCopiesPass(); });
-  mlir::PassRegistration<mlir::Pass>([] { return createOutlineKernelsPass(); });
-  mlir::PassRegistration<mlir::Pass>([] { return createFuseElementwisePass(); });
-  mlir::PassRegistration<mlir::Pass>([] { return createContractionsToLibraryPass(); });
-  mlir::PassRegistration<mlir::Pass>([] { return createPlanMemoryPass(); });
-}
-
 mlir::LogicalResult runPipeline(mlir::ModuleOp module, llvm::StringRef pipeline) {
   registerBackendPasses();
   mlir::PassManager pm(module.getContext());

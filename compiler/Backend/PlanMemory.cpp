@@ -30,6 +30,10 @@
 #include "runtime/ProgramDescription.h"
 
 namespace stepc::backend {
+
+#define GEN_PASS_DEF_PLANMEMORY
+#include "compiler/Backend/Passes.h.inc"
+
 namespace {
 
 constexpr int64_t kAlignment = 64;
@@ -72,17 +76,7 @@ int64_t assignOffsets(std::vector<Buffer> &buffers) {
   return arena;
 }
 
-struct PlanMemoryPass
-    : public mlir::PassWrapper<PlanMemoryPass, mlir::OperationPass<mlir::ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PlanMemoryPass)
-  llvm::StringRef getArgument() const override { return "step-plan-memory"; }
-  llvm::StringRef getDescription() const override {
-    return "Places every temporary buffer at a fixed offset of one static arena";
-  }
-  void getDependentDialects(mlir::DialectRegistry &registry) const override {
-    registry.insert<mlir::memref::MemRefDialect, mlir::arith::ArithDialect>();
-  }
-
+struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     mlir::MLIRContext *ctx = &getContext();
@@ -174,7 +168,5 @@ struct PlanMemoryPass
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> createPlanMemoryPass() { return std::make_unique<PlanMemoryPass>(); }
 
 }  // namespace stepc::backend

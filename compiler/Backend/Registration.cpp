@@ -17,7 +17,7 @@ namespace stepc::backend {
 void registerBackendPasses() {
   static bool done = [] {
     mlir::registerAllPasses();
-    registerOwnPasses();
+    registerStepBackendPasses();
     lowering::registerLoweringPasses();
     return true;
   }();

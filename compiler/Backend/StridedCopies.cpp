@@ -13,6 +13,10 @@
 #include "mlir/IR/Builders.h"
 
 namespace stepc::backend {
+
+#define GEN_PASS_DEF_STRIDEDCOPIESTOLINALG
+#include "compiler/Backend/Passes.h.inc"
+
 namespace {
 
 // Unranked memrefs count as contiguous: the copy is left alone (bufferization does not
@@ -22,17 +26,7 @@ bool contiguous(mlir::Value v) {
   return !type || type.getLayout().isIdentity() || mlir::memref::isStaticShapeAndContiguousRowMajor(type);
 }
 
-struct StridedCopiesPass
-    : public mlir::PassWrapper<StridedCopiesPass, mlir::OperationPass<mlir::ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(StridedCopiesPass)
-  llvm::StringRef getArgument() const override { return "step-strided-copies-to-linalg"; }
-  llvm::StringRef getDescription() const override {
-    return "Rewrites memref.copy between strided buffers as linalg.copy (loops, no runtime call)";
-  }
-  void getDependentDialects(mlir::DialectRegistry &registry) const override {
-    registry.insert<mlir::linalg::LinalgDialect>();
-  }
-
+struct StridedCopiesPass : impl::StridedCopiesToLinalgBase<StridedCopiesPass> {
   void runOnOperation() override {
     getOperation().walk([](mlir::memref::CopyOp copy) {
       if (contiguous(copy.getSource()) && contiguous(copy.getTarget())) return;
@@ -44,9 +38,5 @@ struct StridedCopiesPass
 };
 
 }  // namespace
-
-std::unique_ptr<mlir::Pass> createStridedCopiesPass() {
-  return std::make_unique<StridedCopiesPass>();
-}
 
 }  // namespace stepc::backend

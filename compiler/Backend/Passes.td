@@ -1,0 +1,51 @@
+//===- Passes.td - the CPU backend's passes ------------------*- tablegen -*-===//
+//
+// Declarations only; each pass lives in its own file (named after it) with a header comment
+// saying what it does and why, and has its lit test in tests/lit/backend/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_BACKEND_PASSES_TD
+#define STEPC_BACKEND_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DescribeProgram : Pass<"step-describe-program", "mlir::ModuleOp"> {
+  let summary = "Adds @eval_loss and records the step program's buffer bindings as `step.program`";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::stepc::step::StepDialect"];
+}
+
+def DropModel : Pass<"step-drop-model", "mlir::ModuleOp"> {
+  let summary = "Erases step.model and step.func once the program functions are lowered";
+}
+
+def StridedCopiesToLinalg : Pass<"step-strided-copies-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Rewrites memref.copy between strided buffers as linalg.copy (loops, no runtime call)";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def OutlineKernels : Pass<"step-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Moves each linalg op of the step functions into its own kernel function";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect"];
+}
+
+def FuseElementwise : Pass<"step-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuses elementwise producers into consumers, never into contractions or broadcasts";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def ContractionsToLibrary : Pass<"step-contractions-to-library", "mlir::ModuleOp"> {
+  let summary = "Replaces bufferized f32 contractions by calls to the GEMM interface (runtime/Gemm.h)";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
+def PlanMemory : Pass<"step-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Places every temporary buffer at a fixed offset of one static arena";
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
+def PackEntryPoints : Pass<"step-pack-entry-points", "mlir::ModuleOp"> {
+  let summary = "Adds packed entry points for @train_step / @eval_loss and embeds `step.program`";
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif  // STEPC_BACKEND_PASSES_TD
