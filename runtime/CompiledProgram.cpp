@@ -68,8 +68,7 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
 Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) {
   const EntryDescription &entry = description_.train;
   if (Status s = call(entry, train_, buffers, step); !s.ok()) return s;
-  metrics = StepMetrics();
-  for (const std::string &name : info().extraMetrics) metrics.extra.push_back({name, 0.0});
+  metrics = emptyMetrics(info());
   for (size_t i = 0; i < entry.results.size(); ++i) {
     const Binding &b = entry.results[i];
     const std::vector<float> &value = scratch_[i];
@@ -77,15 +76,8 @@ Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetric
       const TensorBuffer &dst =
           b.kind == Binding::Kind::kParam ? buffers.params.at(b.index) : buffers.state.at(b.index);
       std::memcpy(dst.data, value.data(), value.size() * sizeof(float));
-    } else if (b.metric == "loss") {
-      metrics.loss = value[0];
-    } else if (b.metric == "lr") {
-      metrics.lr = value[0];
-    } else if (b.metric == "grad_norm") {
-      metrics.gradNorm = value[0];
     } else {
-      for (auto &[name, v] : metrics.extra)
-        if (name == b.metric) v = value[0];
+      setMetric(metrics, b.metric, value[0]);
     }
   }
   return {};

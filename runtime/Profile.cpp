@@ -20,7 +20,6 @@ struct State {
   bool enabled = false;
   std::vector<Entry> entries;
   std::chrono::steady_clock::time_point start;
-  int64_t depth = 0;
 };
 
 State &state() {
@@ -29,7 +28,7 @@ State &state() {
 }
 
 void printAtExit() {
-  std::fputs(profileReport(0).c_str(), stderr);
+  std::fputs(profileReport().c_str(), stderr);
 }
 
 }  // namespace
@@ -43,7 +42,7 @@ void initProfile(const std::vector<std::string> &names) {
   if (s.enabled) std::atexit(printAtExit);
 }
 
-std::string profileReport(int64_t steps) {
+std::string profileReport() {
   State &s = state();
   std::vector<const Entry *> order;
   double total = 0;
@@ -65,7 +64,6 @@ std::string profileReport(int64_t steps) {
                   e->name.c_str());
     out += line;
   }
-  (void)steps;
   return out;
 }
 

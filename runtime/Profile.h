@@ -20,8 +20,8 @@ namespace stepc::rt {
 /// report to print at exit.
 void initProfile(const std::vector<std::string> &names);
 
-/// The table: one line per kernel with calls, total ms, ms per step and share of the total.
-std::string profileReport(int64_t steps);
+/// The table: one line per kernel with calls, total ms and share of the total.
+std::string profileReport();
 
 }  // namespace stepc::rt
 

@@ -122,6 +122,11 @@ struct StepMetrics {
   std::vector<std::pair<std::string, double>> extra;
 };
 
+/// Metrics with every extra metric of `info` present (zero), in order.
+StepMetrics emptyMetrics(const ProgramInfo &info);
+/// Stores metric `name`: loss, lr, grad_norm, or the extra metric of that name.
+void setMetric(StepMetrics &metrics, const std::string &name, double value);
+
 class StepProgram {
  public:
   virtual ~StepProgram() = default;

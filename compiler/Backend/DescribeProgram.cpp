@@ -100,7 +100,7 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
       eval = *built;
     }
     rt::ProgramDescription d;
-    if (failed(describe(module, model, train, eval, d))) return signalPassFailure();
+    if (failed(describe(model, train, eval, d))) return signalPassFailure();
     module->setAttr("step.program",
                     mlir::StringAttr::get(&getContext(), rt::writeProgramDescription(d)));
     // The entry points take one plain pointer per buffer (MLIR's bare-pointer convention);
@@ -115,7 +115,7 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
       eval.setArgAttr(i, "bufferization.writable", mlir::BoolAttr::get(&getContext(), false));
   }
 
-  mlir::LogicalResult describe(mlir::ModuleOp module, step::ModelOp model,
+  mlir::LogicalResult describe(step::ModelOp model,
                                mlir::func::FuncOp train, mlir::func::FuncOp eval,
                                rt::ProgramDescription &d) {
     rt::ProgramInfo &info = d.info;
@@ -256,7 +256,6 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
     auto config = train::resolveTrainConfig(model, {});
     if (succeeded(config) && config->schedule != "constant") info.defaultSteps = config->total;
     info.flopsPerStep = countFlops(train);
-    (void)module;
     return mlir::success();
   }
 };

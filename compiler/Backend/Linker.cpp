@@ -47,7 +47,7 @@ std::string linkExecutable(const std::string &object, const std::string &runtime
   if (driver.empty())
     return "no C++ compiler driver to link with (set $CXX, or install g++: "
            "apt-get install g++)";
-  if (!driver.empty() && driver.find('/') == std::string::npos)
+  if (driver.find('/') == std::string::npos)
     if (auto found = llvm::sys::findProgramByName(driver)) driver = *found;
   std::string temporary = output + ".linking";
   // GEMMs: OpenBLAS (pthreads), linked statically so the executable runs without it.

@@ -48,7 +48,7 @@ class PlanPrinter {
                          mlir::memref::ExpandShapeOp, mlir::memref::CastOp,
                          mlir::memref::ReinterpretCastOp>(def))
       return "view(" + describe(def->getOperand(0)) + ")";
-    if (auto alloc = llvm::dyn_cast_or_null<mlir::memref::AllocOp>(def)) return "heap";
+    if (llvm::isa_and_nonnull<mlir::memref::AllocOp>(def)) return "heap";
     if (llvm::isa<mlir::BlockArgument>(v)) return "loop";
     std::string text;
     llvm::raw_string_ostream os(text);

@@ -53,8 +53,7 @@ rt::Status InterpreterProgram::run(const rt::StepBuffers &buffers, int64_t step,
   std::vector<interp::Tensor> results;
   const rt::EntryDescription &entry = description_.train;
   if (rt::Status s = call(train_, entry, buffers, step, results); !s.ok()) return s;
-  metrics = rt::StepMetrics();
-  for (const std::string &name : info().extraMetrics) metrics.extra.push_back({name, 0.0});
+  metrics = rt::emptyMetrics(info());
   for (size_t i = 0; i < results.size(); ++i) {
     const rt::Binding &b = entry.results.at(i);
     const std::vector<double> &v = results[i].data;
@@ -65,13 +64,7 @@ rt::Status InterpreterProgram::run(const rt::StepBuffers &buffers, int64_t step,
       continue;
     }
     // Metrics are reported as the f32 values the compiled step returns.
-    double value = static_cast<float>(v.at(0));
-    if (b.metric == "loss") metrics.loss = value;
-    else if (b.metric == "lr") metrics.lr = value;
-    else if (b.metric == "grad_norm") metrics.gradNorm = value;
-    else
-      for (auto &[name, x] : metrics.extra)
-        if (name == b.metric) x = value;
+    rt::setMetric(metrics, b.metric, static_cast<float>(v.at(0)));
   }
   return {};
 }
