@@ -233,7 +233,7 @@ std::string usageText(const std::string &program, Command command) {
              "  --init-from F          initial parameters from a safetensors file, by name\n"
              "  --save-params F        write the final parameters to a safetensors file\n"
              "Environment: STEPC_PROFILE=1 prints a per-kernel time profile at exit (compiled\n"
-             "executables); --threads sets the GEMM threads (OpenBLAS).\n";
+             "executables); --threads sets the threads of loop kernels and GEMMs alike.\n";
     case Command::kEval:
       return "usage: " + p + " eval [flags]\n"
              "Prints the mean loss over a number of batches, without training.\n"

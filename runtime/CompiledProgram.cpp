@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/Gemm.h"
+#include "runtime/ThreadPool.h"
 
 namespace stepc::rt {
 namespace {
@@ -32,8 +33,9 @@ Status CompiledProgram::create(const std::string &text, PackedEntry train, Packe
 }
 
 Status CompiledProgram::setThreads(int threads) {
-  // GEMMs run on OpenBLAS's threads; the loop kernels are single-threaded so far.
-  setGemmThreads(threads);
+  // One pool runs both the tiled loop kernels and the GEMM blocks.
+  useSingleThreadedBlas();
+  setPoolThreads(threads);
   return {};
 }
 

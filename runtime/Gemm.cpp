@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "runtime/ThreadPool.h"
+
 // OpenBLAS's CBLAS, declared here so the runtime builds without its headers; the executable
 // links libopenblas.a (stepc's link line).
 extern "C" {
@@ -35,6 +37,45 @@ Operand operand(const float *data, const int64_t *sizes, const int64_t *strides,
   return {data, 0, trans, false};
 }
 
+// One BLAS call C = op(A) · op(B) (+ C), and how to split it across threads.
+struct Blas {
+  Operand A, B;
+  float *c;
+  int64_t m, n, k, ldc;
+  bool accumulate;
+  bool splitRows = true;
+};
+
+// The block C[i0:i1, j0:j1] of `call`.
+void runBlas(const Blas &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  if (i1 <= i0 || j1 <= j0) return;
+  // Row i of op(A) starts at i·ld (not transposed) or at column i (transposed); likewise
+  // column j of op(B).
+  const float *a = call.A.data + (call.A.transposed ? i0 : i0 * call.A.ld);
+  const float *b = call.B.data + (call.B.transposed ? j0 * call.B.ld : j0);
+  cblas_sgemm(kRowMajor, call.A.transposed ? kTrans : kNoTrans,
+              call.B.transposed ? kTrans : kNoTrans, static_cast<int>(i1 - i0),
+              static_cast<int>(j1 - j0), static_cast<int>(call.k), 1.0f, a,
+              static_cast<int>(call.A.ld), b, static_cast<int>(call.B.ld),
+              call.accumulate ? 1.0f : 0.0f, call.c + i0 * call.ldc + j0,
+              static_cast<int>(call.ldc));
+}
+
+// Part [lo, hi) of poolThreads() parts, in blocks aligned to 16 rows or columns.
+void runBlock(void *context, int64_t lo, int64_t hi) {
+  const Blas &call = *static_cast<const Blas *>(context);
+  int64_t parts = poolThreads(), extent = call.splitRows ? call.m : call.n;
+  auto edge = [&](int64_t p) {
+    if (p >= parts) return extent;
+    int64_t e = (extent * p / parts + 8) / 16 * 16;
+    return std::min(e, extent);
+  };
+  if (call.splitRows)
+    runBlas(call, edge(lo), edge(hi), 0, call.n);
+  else
+    runBlas(call, 0, call.m, edge(lo), edge(hi));
+}
+
 // C[M,N] += op(A) · op(B) for one 2-D slice.
 void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, const float *b,
             const int64_t *bSizes, const int64_t *bStrides, float *c, const int64_t *cSizes,
@@ -59,10 +100,16 @@ void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, cons
   }
   if (A.ok && B.ok && (cStrides[1] == 1 || n == 1)) {
     int64_t ldc = std::max<int64_t>(m == 1 ? n : cStrides[0], n);
-    cblas_sgemm(kRowMajor, A.transposed ? kTrans : kNoTrans, B.transposed ? kTrans : kNoTrans,
-                static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, A.data,
-                static_cast<int>(A.ld), B.data, static_cast<int>(B.ld), accumulate ? 1.0f : 0.0f, c,
-                static_cast<int>(ldc));
+    Blas call{A, B, c, m, n, k, ldc, accumulate};
+    int threads = poolThreads();
+    // Big enough to be worth splitting (about 10 µs of work or more): blocks of rows, or of
+    // columns when C is wider than tall, one per thread, each a single-threaded BLAS call.
+    if (threads > 1 && 2.0 * m * n * k >= 4.0e6 && std::max(m, n) >= 32) {
+      call.splitRows = m >= n;
+      parallelFor(0, threads, runBlock, &call);
+      return;
+    }
+    runBlas(call, 0, m, 0, n);
     return;
   }
   // Views BLAS cannot take (no unit stride): plain loops. The compiler only emits calls for
@@ -82,9 +129,7 @@ void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, cons
 
 }  // namespace
 
-void setGemmThreads(int threads) {
-  if (threads > 0) openblas_set_num_threads(threads);
-}
+void useSingleThreadedBlas() { openblas_set_num_threads(1); }
 
 GemmStats &gemmStats() {
   static GemmStats stats;

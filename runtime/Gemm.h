@@ -30,8 +30,9 @@ struct StridedMemRef {
   int64_t strides[Rank];
 };
 
-/// The threads GEMMs may use (0: the library's default).
-void setGemmThreads(int threads);
+/// GEMMs run on the step's thread pool (ThreadPool.h), split into blocks of rows or columns,
+/// one single-threaded BLAS call each; this keeps the library's own threads out of the way.
+void useSingleThreadedBlas();
 
 /// Counters for the kernel profile: GEMM calls and their floating-point operations.
 struct GemmStats {

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Backend/Passes.h"
+#include "runtime/ProgramDescription.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 
@@ -20,7 +21,8 @@ namespace stepc::backend {
 namespace {
 
 struct PackEntryPointsPass : impl::PackEntryPointsBase<PackEntryPointsPass> {
-  mlir::LogicalResult pack(mlir::ModuleOp module, llvm::StringRef name, llvm::StringRef entry) {
+  mlir::LogicalResult pack(mlir::ModuleOp module, llvm::StringRef name, llvm::StringRef entry,
+                           const rt::EntryDescription &described) {
     auto fn = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(name);
     if (!fn)
       return module.emitError("expected the lowered function @")
@@ -35,6 +37,14 @@ struct PackEntryPointsPass : impl::PackEntryPointsBase<PackEntryPointsPass> {
                << t;
     if (!llvm::isa<mlir::LLVM::LLVMVoidType>(fn.getFunctionType().getReturnType()))
       return fn.emitError("a step function must return through out-parameters");
+    // The runtime passes one pointer per described argument and result, in that order: a
+    // description that disagrees with the signature would bind the wrong buffers.
+    size_t expected = described.args.size() + described.results.size();
+    if (fn.getNumArguments() != expected)
+      return fn.emitError("@") << name << " takes " << fn.getNumArguments()
+                               << " buffers but its description binds " << expected << " ("
+                               << described.args.size() << " arguments, "
+                               << described.results.size() << " results)";
     mlir::OpBuilder b(ctx);
     b.setInsertionPointToEnd(module.getBody());
     mlir::Location loc = fn.getLoc();
@@ -61,8 +71,13 @@ struct PackEntryPointsPass : impl::PackEntryPointsBase<PackEntryPointsPass> {
       module.emitError("expected the `step.program` description (--step-describe-program)");
       return signalPassFailure();
     }
-    if (failed(pack(module, "train_step", "stepc_train_step")) ||
-        failed(pack(module, "eval_loss", "stepc_eval_loss")))
+    rt::ProgramDescription d;
+    if (rt::Status s = rt::parseProgramDescription(description.getValue().str(), d); !s.ok()) {
+      module.emitError("bad `step.program` description: ") << s.message();
+      return signalPassFailure();
+    }
+    if (failed(pack(module, "train_step", "stepc_train_step", d.train)) ||
+        failed(pack(module, "eval_loss", "stepc_eval_loss", d.eval)))
       return signalPassFailure();
     if (module.lookupSymbol("stepc_program_description")) return;
     mlir::OpBuilder b(module.getContext());

@@ -6,11 +6,13 @@
 //   linalg    --step-describe-program, then --step-lower-to-linalg: @train_step and @eval_loss
 //             on linalg/tensor/arith/math/scf
 //   kernels   elementwise fusion: each linalg op left is one kernel
-//   buffers   one-shot bufferization over function boundaries, results to out-params,
-//             deallocation; each kernel outlined into its own function: the step
-//             functions are the host plan
-//   llvm      loops, then the LLVM dialect with bare-pointer calls; --step-pack-entry-points
-//             adds the packed entry points and the embedded program description
+//   buffers   params and state tied to their arguments (updated in place), one-shot
+//             bufferization over function boundaries, results to out-params, deallocation;
+//             each kernel outlined into its own function (the step functions are the host
+//             plan) and tiled to an scf.forall; the static memory plan
+//   llvm      tiled kernels as ranges for the runtime's threads, loops, then the LLVM dialect
+//             with bare-pointer calls; --step-pack-entry-points adds the packed entry points
+//             and the embedded program description
 //
 // ObjectEmitter.h turns the `llvm` stage into x86 object code; Linker.h links it with the
 // runtime.

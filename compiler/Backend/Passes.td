@@ -48,4 +48,30 @@ def PackEntryPoints : Pass<"step-pack-entry-points", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def UpdateInPlace : Pass<"step-update-in-place", "mlir::ModuleOp"> {
+  let summary = "Ties @train_step's param and state results to their arguments, for in-place updates";
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def TileKernels : Pass<"step-tile-kernels", "mlir::ModuleOp"> {
+  let summary = "Tiles each kernel's leading parallel dimensions to an scf.forall";
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"targetTiles", "target-tiles", "int64_t", "64",
+           "About how many forall iterations a kernel is split into">,
+    Option<"minWork", "min-work", "int64_t", "32768",
+           "Kernels with fewer loop iterations than this stay whole">,
+  ];
+}
+
+def ParallelizeKernels : Pass<"step-parallelize-kernels", "mlir::ModuleOp"> {
+  let summary = "Turns tiled kernels into functions of a range of their forall iterations (CPU threads)";
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
+def DispatchParallelKernels : Pass<"step-dispatch-parallel-kernels", "mlir::ModuleOp"> {
+  let summary = "Calls range kernels through the runtime's thread pool (stepc_parallel_for)";
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif  // STEPC_BACKEND_PASSES_TD

@@ -16,23 +16,27 @@ llvm::StringRef kernelsPipeline() {
   return "step-fuse-elementwise,canonicalize,cse";
 }
 
-// Function arguments bufferize to identity-layout memrefs so that the bare-pointer calling
-// convention applies; results become out-parameters the caller owns, and statically shaped
-// result allocations are replaced by the out-parameter itself (no copy at the end).
+// Params and state are updated in place (their results tied to their arguments, then dropped
+// as equivalent). Function arguments bufferize to identity-layout memrefs so that the
+// bare-pointer calling convention applies; the other results become out-parameters the caller
+// owns, and statically shaped result allocations are replaced by the out-parameter itself (no
+// copy at the end). Kernels are outlined, then tiled to scf.forall.
 llvm::StringRef buffersPipeline() {
-  return "step-drop-model,one-shot-bufferize{bufferize-function-boundaries "
+  return "step-drop-model,step-update-in-place,eliminate-empty-tensors,"
+         "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map},"
-         "buffer-results-to-out-params{hoist-static-allocs},"
+         "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
          "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
-         "step-contractions-to-library,step-outline-kernels,step-plan-memory";
+         "step-contractions-to-library,step-outline-kernels,step-tile-kernels,step-plan-memory";
 }
 
+// Tiled kernels become range functions the runtime's threads share (CPU only).
 llvm::StringRef llvmPipeline() {
-  return "convert-linalg-to-loops,expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+  return "step-parallelize-kernels,convert-linalg-to-loops,expand-strided-metadata,lower-affine,convert-scf-to-cf,"
          "canonicalize,finalize-memref-to-llvm,convert-math-to-llvm,"
          "convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
          "convert-func-to-llvm,convert-cf-to-llvm,"
-         "reconcile-unrealized-casts,step-pack-entry-points";
+         "reconcile-unrealized-casts,step-dispatch-parallel-kernels,step-pack-entry-points";
 }
 
 mlir::LogicalResult runPipeline(mlir::ModuleOp module, llvm::StringRef pipeline) {

@@ -16,7 +16,7 @@
 // its own block is planned; anything else (none in today's pipelines) keeps malloc/free. The
 // step functions run one at a time, so they share the arena: its size is the largest plan.
 // The result is recorded as `step.memory = {arena_bytes, peak_bytes, planned, unplanned}`
-// (peak: the arena plus the runtime's params, state, their updates and the batch) and in the
+// (peak: the arena plus the runtime's params, state, results and the batch) and in the
 // program description (plannedBytes = the peak).
 //
 //===----------------------------------------------------------------------===//
@@ -139,7 +139,7 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
       }
     }
     // The planned peak: the arena plus the buffers the runtime holds for a step: params and
-    // state, their updated copies (the step's outputs) and the batch.
+    // state, any updated copies among the step's outputs, and the batch.
     int64_t total = arena;
     auto attr = module->getAttrOfType<mlir::StringAttr>("step.program");
     rt::ProgramDescription d;
@@ -150,8 +150,13 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
         for (int64_t x : shape) n *= x;
         return n;
       };
-      for (const rt::ParamSpec &p : d.info.params) total += 2 * bytes(p.shape);
-      for (const rt::StateSpec &st : d.info.state) total += 2 * bytes(st.shape);
+      for (const rt::ParamSpec &p : d.info.params) total += bytes(p.shape);
+      for (const rt::StateSpec &st : d.info.state) total += bytes(st.shape);
+      // Updates not made in place (--step-update-in-place) come back in scratch buffers.
+      for (const rt::Binding &r : d.train.results) {
+        if (r.kind == rt::Binding::Kind::kParam) total += bytes(d.info.params[r.index].shape);
+        if (r.kind == rt::Binding::Kind::kState) total += bytes(d.info.state[r.index].shape);
+      }
       for (const rt::InputSpec &in : d.info.inputs)
         total += bytes(in.shape) + bytes({in.shape.front()}) *
                                        (in.source == rt::InputSource::kTokenStream ? in.shape[1] : 1);

@@ -238,7 +238,7 @@ int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, c
       return v ? static_cast<double>(v.getInt()) / (1 << 20) : 0.0;
     };
     std::fprintf(stderr, "stepc: planned peak memory %.1f MiB (arena %.1f MiB for the step's "
-                 "temporaries; params, optimizer state, their updates and the batch)\n",
+                 "temporaries, plus params, optimizer state (updated in place) and the batch)\n",
                  get("peak_bytes"), get("arena_bytes"));
   }
   if (auto kernels = module->getAttrOfType<mlir::DictionaryAttr>("step.kernels")) {

@@ -1,0 +1,118 @@
+//===- ParallelizeKernels.cpp - --step-parallelize-kernels ----------------===//
+//
+// The CPU's way to run a tiled kernel (--step-tile-kernels) on several threads. A kernel whose
+// body is an `scf.forall` becomes a function of a range of its iterations: two index
+// arguments (lo, hi) are appended, and the forall becomes an `scf.for` over [lo, hi) of its
+// linearised iteration space. Callers pass the whole range, [0, tasks), and the function is
+// marked `step.parallel_tasks = tasks`; --step-dispatch-parallel-kernels then hands such calls
+// to the runtime's thread pool, which calls the function once per thread with a part of the
+// range.
+//
+// Why a range and not one call per iteration: the kernel's code stays exactly what LLVM
+// vectorises today (the loops inside a tile are untouched), and a thread pays one call for
+// all its iterations.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Backend/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace stepc::backend {
+
+#define GEN_PASS_DEF_PARALLELIZEKERNELS
+#include "compiler/Backend/Passes.h.inc"
+
+namespace {
+
+// Rewrites `forall` in place as a loop over [lo, hi) of its linearised iterations; returns the
+// number of iterations, or failure if its bounds are not constants.
+mlir::FailureOr<int64_t> forallToRange(mlir::scf::ForallOp forall, mlir::Value lo,
+                                       mlir::Value hi) {
+  if (forall.getNumResults() != 0) return mlir::failure();
+  auto lbs = forall.getStaticLowerBound(), ubs = forall.getStaticUpperBound(),
+       steps = forall.getStaticStep();
+  llvm::SmallVector<int64_t> trips;
+  int64_t total = 1;
+  for (size_t d = 0; d < lbs.size(); ++d) {
+    if (mlir::ShapedType::isDynamic(lbs[d]) || mlir::ShapedType::isDynamic(ubs[d]) ||
+        mlir::ShapedType::isDynamic(steps[d]) || steps[d] <= 0)
+      return mlir::failure();
+    trips.push_back(std::max<int64_t>(0, (ubs[d] - lbs[d] + steps[d] - 1) / steps[d]));
+    total *= trips.back();
+  }
+  mlir::OpBuilder b(forall);
+  mlir::Location loc = forall.getLoc();
+  mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
+  auto loop = b.create<mlir::scf::ForOp>(loc, lo, hi, one);
+  b.setInsertionPointToStart(loop.getBody());
+  // Delinearise, innermost dimension fastest (the forall's own order).
+  mlir::Value rest = loop.getInductionVar();
+  llvm::SmallVector<mlir::Value> ivs(trips.size());
+  for (int d = static_cast<int>(trips.size()) - 1; d >= 0; --d) {
+    mlir::Value index = rest;
+    if (d > 0) {
+      mlir::Value trip = b.create<mlir::arith::ConstantIndexOp>(loc, trips[d]);
+      index = b.create<mlir::arith::RemUIOp>(loc, rest, trip);
+      rest = b.create<mlir::arith::DivUIOp>(loc, rest, trip);
+    }
+    if (steps[d] != 1)
+      index = b.create<mlir::arith::MulIOp>(
+          loc, index, b.create<mlir::arith::ConstantIndexOp>(loc, steps[d]));
+    if (lbs[d] != 0)
+      index = b.create<mlir::arith::AddIOp>(
+          loc, index, b.create<mlir::arith::ConstantIndexOp>(loc, lbs[d]));
+    ivs[d] = index;
+  }
+  mlir::Block *body = forall.getBody();
+  for (auto [arg, iv] : llvm::zip(body->getArguments(), ivs)) arg.replaceAllUsesWith(iv);
+  body->getTerminator()->erase();  // scf.forall.in_parallel, empty on buffers
+  loop.getBody()->getOperations().splice(loop.getBody()->getTerminator()->getIterator(),
+                                         body->getOperations());
+  forall.erase();
+  return total;
+}
+
+struct ParallelizeKernelsPass : impl::ParallelizeKernelsBase<ParallelizeKernelsPass> {
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    mlir::MLIRContext *ctx = &getContext();
+    llvm::DenseMap<mlir::StringAttr, int64_t> tasksOf;
+    for (auto fn : module.getOps<mlir::func::FuncOp>()) {
+      if (!fn->hasAttr("step.kernel") || fn.isExternal() || fn->hasAttr("step.parallel_tasks"))
+        continue;
+      llvm::SmallVector<mlir::scf::ForallOp> foralls;
+      for (mlir::Operation &op : fn.getBody().front())
+        if (auto forall = llvm::dyn_cast<mlir::scf::ForallOp>(op)) foralls.push_back(forall);
+      if (foralls.size() != 1) continue;
+      mlir::Block &entry = fn.getBody().front();
+      auto index = mlir::IndexType::get(ctx);
+      mlir::Value lo = entry.addArgument(index, fn.getLoc());
+      mlir::Value hi = entry.addArgument(index, fn.getLoc());
+      auto total = forallToRange(foralls.front(), lo, hi);
+      if (failed(total)) {
+        foralls.front().emitError("expected an scf.forall on buffers with constant bounds");
+        return signalPassFailure();
+      }
+      fn.setType(mlir::FunctionType::get(ctx, entry.getArgumentTypes(), {}));
+      fn->setAttr("step.parallel_tasks", mlir::IntegerAttr::get(mlir::IntegerType::get(ctx, 64),
+                                                                *total));
+      tasksOf[fn.getSymNameAttr()] = *total;
+    }
+    module.walk([&](mlir::func::CallOp call) {
+      auto it = tasksOf.find(call.getCalleeAttr().getAttr());
+      if (it == tasksOf.end()) return;
+      mlir::OpBuilder b(call);
+      llvm::SmallVector<mlir::Value> args(call.getOperands());
+      args.push_back(b.create<mlir::arith::ConstantIndexOp>(call.getLoc(), 0));
+      args.push_back(b.create<mlir::arith::ConstantIndexOp>(call.getLoc(), it->second));
+      call->setOperands(args);
+    });
+  }
+};
+
+}  // namespace
+
+}  // namespace stepc::backend
