@@ -171,6 +171,65 @@ llvm::SmallVector<bool> variedCarriedSlots(step::RepeatOp repeat,
   return slots;
 }
 
+// The ops of a repeat body whose outputs the forward saves for the backward instead of
+// recomputing them there: matmuls and convolutions that depend on the iteration, the weight
+// GEMMs that are nearly all of a layer's FLOPs. Batched matmuls (attention scores,
+// [B, H, T, T]) are never saved: they cost more memory than they save time (JAX's
+// `dots_with_no_batch_dims_saveable`), and everything cheap (norms, activations) is recomputed
+// from the saved layer input.
+//
+// Saved outputs cost memory (one per layer), so they are chosen by the work each saved element
+// spares (FLOPs per output element: 2 x the reduction length), most first, while the stacked
+// outputs of this repeat stay within kSavedProductsBudget. byte_lm keeps its convolutions
+// (2 x 7 x 512 FLOPs per element) and its 512 -> 256 projections but recomputes the
+// 256 -> 1536 one; byte_lm_small saves all three.
+constexpr double kSavedProductsBudget = 256.0 * (1 << 20);
+
+double flopsPerElement(Operation *op) {
+  auto dim = [](Value v, int fromEnd) {
+    auto t = llvm::cast<mlir::RankedTensorType>(v.getType());
+    return static_cast<double>(t.getDimSize(t.getRank() - fromEnd));
+  };
+  if (auto mm = llvm::dyn_cast<step::MatmulOp>(op))
+    return 2 * dim(mm.getLhs(), mm.getTransposeLhs() ? 2 : 1);
+  auto conv = llvm::cast<step::Conv1dOp>(op);
+  auto w = llvm::cast<mlir::RankedTensorType>(conv.getWeight().getType());
+  return 2 * static_cast<double>(w.getNumElements()) / dim(conv.getResult(), 1);
+}
+
+llvm::SmallVector<Operation *> savedProducts(step::RepeatOp repeat) {
+  mlir::Block &body = repeat.getBody().front();
+  llvm::SmallVector<Operation *> candidates;
+  for (Operation &op : body.without_terminator()) {
+    if (!llvm::isa<step::MatmulOp, step::Conv1dOp>(op) || op.getNumResults() != 1 ||
+        !isFloatTensor(op.getResult(0).getType()))
+      continue;
+    auto type = llvm::cast<mlir::RankedTensorType>(op.getResult(0).getType());
+    bool perIteration = llvm::any_of(op.getOperands(), [&](Value v) {
+      return v.getParentBlock() == &body;  // a block argument or a value computed in the body
+    });
+    if (perIteration && type.hasStaticShape()) candidates.push_back(&op);
+  }
+  llvm::SmallVector<Operation *> byValue(candidates);
+  llvm::stable_sort(byValue, [](Operation *a, Operation *b) {
+    return flopsPerElement(a) > flopsPerElement(b);
+  });
+  llvm::DenseSet<Operation *> chosen;
+  double bytes = 0;
+  for (Operation *op : byValue) {
+    auto type = llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType());
+    double size = static_cast<double>(repeat.getCount()) * type.getNumElements() *
+                  std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+    if (bytes + size > kSavedProductsBudget) continue;
+    bytes += size;
+    chosen.insert(op);
+  }
+  llvm::SmallVector<Operation *> out;  // in body order
+  for (Operation *op : candidates)
+    if (chosen.contains(op)) out.push_back(op);
+  return out;
+}
+
 mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original) {
   mlir::Location loc = original.getLoc();
   size_t numCarried = original.getInits().size(), numXs = original.getXs().size();
@@ -179,12 +238,16 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   llvm::SmallVector<Value> resultAdjoints;
   for (Value r : original.getResults()) resultAdjoints.push_back(adjoint.lookup(r));
 
-  // 1. Rewrite the forward repeat to also stack each iteration's carried input.
+  // 1. Rewrite the forward repeat to also stack each iteration's carried input, and the
+  //    outputs of its weight GEMMs (see savedProducts).
   // The forward rewrite happens in place; the backward goes where the sweep is emitting.
   mlir::OpBuilder::InsertPoint backwardPoint = b.saveInsertionPoint();
   b.setInsertionPoint(original);
+  llvm::SmallVector<Operation *> products = savedProducts(original);
+  size_t numProducts = products.size();
   llvm::SmallVector<mlir::Type> types(original.getResultTypes());
   for (Value init : original.getInits()) types.push_back(stackedType(count, init.getType()));
+  for (Operation *op : products) types.push_back(stackedType(count, op->getResult(0).getType()));
   auto forward = b.create<step::RepeatOp>(loc, types, original.getNameAttr(),
                                           original.getCountAttr(), original.getInits(),
                                           original.getXs(), original.getReverseAttr());
@@ -193,6 +256,7 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   auto yield = llvm::cast<step::YieldOp>(body.getTerminator());
   llvm::SmallVector<Value> yielded(yield.getValues());
   for (size_t i = 0; i < numCarried; ++i) yielded.push_back(body.getArgument(i));
+  for (Operation *op : products) yielded.push_back(op->getResult(0));
   yield->setOperands(yielded);
   original->replaceAllUsesWith(forward->getResults().take_front(original->getNumResults()));
   // Adjoints may be forward values (a custom gradient can yield one): point them at the new op.
@@ -252,7 +316,8 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
                           loc);
   }
   size_t argDc = 0, argCap = carriedF.size(), argSaved = argCap + captures.size();
-  size_t argX = argSaved + numCarried, argDy = argX + numXs;
+  size_t argProducts = argSaved + numCarried, argX = argProducts + numProducts;
+  size_t argDy = argX + numXs;
 
   // Recompute the layer from its saved input, then apply its VJP.
   b.setInsertionPointToStart(gradBody);
@@ -262,7 +327,11 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   for (size_t j = 0; j < numXs; ++j)
     map.map(body.getArgument(numCarried + j), gradBody->getArgument(argX + j));
   llvm::SmallVector<Operation *> recomputed;
-  for (Operation &op : body.without_terminator()) recomputed.push_back(b.clone(op, map));
+  llvm::DenseMap<Operation *, Operation *> cloneOf;
+  for (Operation &op : body.without_terminator()) {
+    recomputed.push_back(b.clone(op, map));
+    cloneOf[&op] = recomputed.back();
+  }
   llvm::SmallVector<std::pair<Value, Value>> seeds;
   for (auto [k, i] : llvm::enumerate(carriedF))
     seeds.push_back({map.lookupOrDefault(yield.getValues()[i]), gradBody->getArgument(argDc + k)});
@@ -276,6 +345,14 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   Differentiator inner(b);
   auto grads = inner.run(recomputed, seeds, wrt);
   if (failed(grads)) return mlir::failure();
+  // The saved GEMM outputs replace their recomputation; the recomputed GEMMs (kept until now so
+  // that their VJPs were built) are then dead. The VJPs use the GEMMs' operands, which are
+  // still recomputed: only the GEMMs themselves are saved.
+  for (auto [k, op] : llvm::enumerate(products)) {
+    Operation *clone = cloneOf.lookup(op);
+    clone->getResult(0).replaceAllUsesWith(gradBody->getArgument(argProducts + k));
+    if (clone->use_empty()) clone->erase();
+  }
   GradBuilder gi(b, loc);
   llvm::SmallVector<Value> yieldValues;
   for (size_t k = 0; k < carriedF.size(); ++k) yieldValues.push_back((*grads)[k]);

@@ -47,12 +47,20 @@ func.func @pruned(%w: tensor<2x2xf32>, %unused: tensor<2xf32>) -> tensor<f32> at
 
 // -----
 
-// Tests that a repeat's backward is one reverse repeat over the saved per-layer inputs and
-// the stacked weights, yielding stacked weight gradients (the IR does not grow with depth).
+// Tests that a repeat's backward is one reverse repeat over the saved per-layer inputs, the
+// saved matmul outputs and the stacked weights, yielding stacked weight gradients (the IR does
+// not grow with depth). The forward stacks each layer's input and its matmul's output; the
+// backward recomputes the tanh from the saved output, not the matmul.
 // CHECK-LABEL: func.func @repeat_scan
-// CHECK: %[[FWD:.+]]:2 = step.repeat "layer" 3 (%{{.+}} = %arg0 : tensor<2x4xf32>) over (%{{.+}} = %arg1 : tensor<3x4x4xf32>)
-// CHECK: %[[BWD:.+]]:2 = step.repeat "layer_grad" 3 (%{{.+}} = %{{.+}} : tensor<2x4xf32>) over (%{{.+}} = %[[FWD]]#1 : tensor<3x2x4xf32>, %{{.+}} = %arg1 : tensor<3x4x4xf32>) reverse
-// CHECK: step.tanh
+// CHECK: %[[FWD:.+]]:3 = step.repeat "layer" 3 (%{{.+}} = %arg0 : tensor<2x4xf32>) over (%{{.+}} = %arg1 : tensor<3x4x4xf32>)
+// CHECK: %[[MM:.+]] = step.matmul
+// CHECK: step.yield %{{.+}}, %{{.+}}, %[[MM]] :
+// CHECK: %[[BWD:.+]]:2 = step.repeat "layer_grad" 3 (%{{.+}} = %{{.+}} : tensor<2x4xf32>) over (%{{.+}} = %[[FWD]]#1 : tensor<3x2x4xf32>, %[[SAVED:.+]] = %[[FWD]]#2 : tensor<3x2x4xf32>, %{{.+}} = %arg1 : tensor<3x4x4xf32>) reverse
+// CHECK-NEXT: step.tanh %[[SAVED]]
+// Only the two backward matmuls (grad input, grad weight) remain.
+// CHECK-NOT: step.matmul %{{[^,]+}}, %{{[^ ]+}} :
+// CHECK: step.matmul {{.*}}{transpose_rhs}
+// CHECK: step.matmul {{.*}}{transpose_lhs}
 // CHECK: step.yield %{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<4x4xf32>
 // CHECK: return %{{.+}}, %[[BWD]]#0, %[[BWD]]#1 : tensor<f32>, tensor<2x4xf32>, tensor<3x4x4xf32>
 func.func @repeat_scan(%x: tensor<2x4xf32>, %ws: tensor<3x4x4xf32>) -> tensor<f32> attributes {step.differentiate} {
