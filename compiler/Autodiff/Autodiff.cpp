@@ -180,10 +180,14 @@ llvm::SmallVector<bool> variedCarriedSlots(step::RepeatOp repeat,
 //
 // Saved outputs cost memory (one per layer), so they are chosen by the work each saved element
 // spares (FLOPs per output element: 2 x the reduction length), most first, while the stacked
-// outputs of this repeat stay within kSavedProductsBudget. byte_lm keeps its convolutions
-// (2 x 7 x 512 FLOPs per element) and its 512 -> 256 projections but recomputes the
-// 256 -> 1536 one; byte_lm_small saves all three.
+// outputs of this repeat stay within kSavedProductsBudget. Products of fewer than
+// kMinSavedFlops per element are always recomputed: a reduction that short costs less to redo
+// than its output costs to write, keep and read back. byte_lm keeps its convolutions
+// (2 x 7 x 512 FLOPs per element) and its 512 -> 256 projections but recomputes the 256 -> 1536
+// one; byte_lm_small keeps its convolutions (2 x 11 x 32) and 256 -> 96 projections and
+// recomputes its 32 -> 256 ones.
 constexpr double kSavedProductsBudget = 256.0 * (1 << 20);
+constexpr double kMinSavedFlops = 256;
 
 double flopsPerElement(Operation *op) {
   auto dim = [](Value v, int fromEnd) {
@@ -208,7 +212,8 @@ llvm::SmallVector<Operation *> savedProducts(step::RepeatOp repeat) {
     bool perIteration = llvm::any_of(op.getOperands(), [&](Value v) {
       return v.getParentBlock() == &body;  // a block argument or a value computed in the body
     });
-    if (perIteration && type.hasStaticShape()) candidates.push_back(&op);
+    if (perIteration && type.hasStaticShape() && flopsPerElement(&op) >= kMinSavedFlops)
+      candidates.push_back(&op);
   }
   llvm::SmallVector<Operation *> byValue(candidates);
   llvm::stable_sort(byValue, [](Operation *a, Operation *b) {

@@ -50,20 +50,39 @@ func.func @pruned(%w: tensor<2x2xf32>, %unused: tensor<2xf32>) -> tensor<f32> at
 // Tests that a repeat's backward is one reverse repeat over the saved per-layer inputs, the
 // saved matmul outputs and the stacked weights, yielding stacked weight gradients (the IR does
 // not grow with depth). The forward stacks each layer's input and its matmul's output; the
-// backward recomputes the tanh from the saved output, not the matmul.
+// backward recomputes the tanh from the saved output, not the matmul (a 128-long reduction is
+// worth saving; the next test's 4-long one is not).
 // CHECK-LABEL: func.func @repeat_scan
-// CHECK: %[[FWD:.+]]:3 = step.repeat "layer" 3 (%{{.+}} = %arg0 : tensor<2x4xf32>) over (%{{.+}} = %arg1 : tensor<3x4x4xf32>)
+// CHECK: %[[FWD:.+]]:3 = step.repeat "layer" 3 (%{{.+}} = %arg0 : tensor<2x128xf32>) over (%{{.+}} = %arg1 : tensor<3x128x128xf32>)
 // CHECK: %[[MM:.+]] = step.matmul
 // CHECK: step.yield %{{.+}}, %{{.+}}, %[[MM]] :
-// CHECK: %[[BWD:.+]]:2 = step.repeat "layer_grad" 3 (%{{.+}} = %{{.+}} : tensor<2x4xf32>) over (%{{.+}} = %[[FWD]]#1 : tensor<3x2x4xf32>, %[[SAVED:.+]] = %[[FWD]]#2 : tensor<3x2x4xf32>, %{{.+}} = %arg1 : tensor<3x4x4xf32>) reverse
+// CHECK: %[[BWD:.+]]:2 = step.repeat "layer_grad" 3 (%{{.+}} = %{{.+}} : tensor<2x128xf32>) over (%{{.+}} = %[[FWD]]#1 : tensor<3x2x128xf32>, %[[SAVED:.+]] = %[[FWD]]#2 : tensor<3x2x128xf32>, %{{.+}} = %arg1 : tensor<3x128x128xf32>) reverse
 // CHECK-NEXT: step.tanh %[[SAVED]]
 // Only the two backward matmuls (grad input, grad weight) remain.
 // CHECK-NOT: step.matmul %{{[^,]+}}, %{{[^ ]+}} :
 // CHECK: step.matmul {{.*}}{transpose_rhs}
 // CHECK: step.matmul {{.*}}{transpose_lhs}
-// CHECK: step.yield %{{.+}}, %{{.+}} : tensor<2x4xf32>, tensor<4x4xf32>
-// CHECK: return %{{.+}}, %[[BWD]]#0, %[[BWD]]#1 : tensor<f32>, tensor<2x4xf32>, tensor<3x4x4xf32>
-func.func @repeat_scan(%x: tensor<2x4xf32>, %ws: tensor<3x4x4xf32>) -> tensor<f32> attributes {step.differentiate} {
+// CHECK: step.yield %{{.+}}, %{{.+}} : tensor<2x128xf32>, tensor<128x128xf32>
+// CHECK: return %{{.+}}, %[[BWD]]#0, %[[BWD]]#1 : tensor<f32>, tensor<2x128xf32>, tensor<3x128x128xf32>
+func.func @repeat_scan(%x: tensor<2x128xf32>, %ws: tensor<3x128x128xf32>) -> tensor<f32> attributes {step.differentiate} {
+  %h = step.repeat "layer" 3 (%a = %x : tensor<2x128xf32>) over (%w = %ws : tensor<3x128x128xf32>) {
+    %0 = step.matmul %a, %w : tensor<2x128xf32>, tensor<128x128xf32>
+    %1 = step.tanh %0 : tensor<2x128xf32>
+    step.yield %1 : tensor<2x128xf32>
+  }
+  %s = step.sum %h {axes = [0, 1]} : tensor<2x128xf32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// Tests that a matmul with a short reduction (4) is recomputed rather than saved: the forward
+// stacks only the layer input, and the backward redoes the matmul.
+// CHECK-LABEL: func.func @repeat_short_reduction
+// CHECK: %[[FWD:.+]]:2 = step.repeat "layer" 3
+// CHECK: step.repeat "layer_grad" 3 (%{{.+}} = %{{.+}} : tensor<2x4xf32>) over (%[[IN:.+]] = %[[FWD]]#1 : tensor<3x2x4xf32>, %[[W:.+]] = %arg1 : tensor<3x4x4xf32>) reverse
+// CHECK-NEXT: step.matmul %[[IN]], %[[W]] :
+func.func @repeat_short_reduction(%x: tensor<2x4xf32>, %ws: tensor<3x4x4xf32>) -> tensor<f32> attributes {step.differentiate} {
   %h = step.repeat "layer" 3 (%a = %x : tensor<2x4xf32>) over (%w = %ws : tensor<3x4x4xf32>) {
     %0 = step.matmul %a, %w : tensor<2x4xf32>, tensor<4x4xf32>
     %1 = step.tanh %0 : tensor<2x4xf32>
