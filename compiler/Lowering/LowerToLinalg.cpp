@@ -3,7 +3,7 @@
 // Rewrites the covered step ops of func.func bodies into linalg on tensors, tensor, scf,
 // arith and math (patterns by op family: ElementwisePatterns, ReductionPatterns,
 // ContractionPatterns, ShapePatterns, SoftmaxPatterns, NormPatterns, ScanPatterns,
-// ConvolutionPatterns). The ops are offered to the patterns in program order (operands are
+// ConvolutionPatterns, DropoutPattern, LowPrecisionPatterns; step.custom_grad is inlined). The ops are offered to the patterns in program order (operands are
 // lowered before their users); step ops nested in other step ops are not offered. After a sweep in which a rewrite succeeded, the
 // ops are collected and offered again, so that the body a step.repeat lowering cloned into an
 // scf.for is lowered too. An op without a pattern, or one a pattern declines, stays as it is,
@@ -22,10 +22,28 @@ namespace stepc::lowering {
 
 namespace {
 
+// After autodiff, a step.custom_grad is just its forward region (the backward region was
+// already applied by the sweep): inline it, and its ops are lowered like any others.
+struct CustomGradForward : mlir::OpRewritePattern<step::CustomGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::CustomGradOp op,
+                                      mlir::PatternRewriter &rw) const override {
+    mlir::Block &forward = op.getForward().front();
+    mlir::Operation *yield = forward.getTerminator();
+    rw.inlineBlockBefore(&forward, op, op.getInputs());
+    llvm::SmallVector<mlir::Value> results(yield->getOperands());
+    rw.eraseOp(yield);
+    rw.replaceOp(op, results);
+    return mlir::success();
+  }
+};
+
 struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
     populateElementwisePatterns(patterns);
+    populateDropoutPatterns(patterns);
+    populateLowPrecisionPatterns(patterns);
     populateReductionPatterns(patterns);
     populateContractionPatterns(patterns);
     populateShapePatterns(patterns);
@@ -33,6 +51,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     populateNormPatterns(patterns);
     populateScanPatterns(patterns);
     populateConvolutionPatterns(patterns);
+    patterns.add<CustomGradForward>(&getContext());
     mlir::FrozenRewritePatternSet frozen(std::move(patterns));
 
     // The step ops of func.func bodies, including those nested in non-step ops (the scf.for

@@ -22,6 +22,10 @@ void populateConvolutionPatterns(mlir::RewritePatternSet &patterns);
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
 /// softmax, log_softmax, cross_entropy (f32, f64).
 void populateSoftmaxPatterns(mlir::RewritePatternSet &patterns);
+/// step.dropout: Philox masks drawn as the interpreter draws them.
+void populateDropoutPatterns(mlir::RewritePatternSet &patterns);
+/// bf16/f16 norms, softmax and cross-entropy: computed in f32 between casts.
+void populateLowPrecisionPatterns(mlir::RewritePatternSet &patterns);
 
 }  // namespace stepc::lowering
 

@@ -492,18 +492,19 @@ func.func @conv1d_as_gemms(%x: tensor<2x5x4xf32>, %w: tensor<3x4x6xf32>) -> tens
 
 // -----
 
-// Tests that ops the pass does not cover stay step ops and take lowered values (mixed IR is
-// fine), that unused covered ops are still lowered and uncovered ones kept, and that a
-// step.model is left alone.
+// Tests that unused ops are lowered too (every step op a function can hold has a pattern now:
+// the last ones were dropout and bf16 softmax), and that a step.model is left alone.
 // CHECK-LABEL: func.func @partial
+// CHECK-NOT:   step.
 // CHECK:       %[[E:.+]] = linalg.generic
 // CHECK:         math.exp
-// CHECK:       %[[LN:.+]] = step.dropout %[[E]] {rate = 1.000000e-01 : f64, seed = 7 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
-// CHECK:       step.dropout %arg3
-// CHECK:       linalg.generic
+// CHECK:       %[[LN:.+]] = linalg.generic {{.*}}ins(%[[E]] : tensor<2x3xf32>)
+// CHECK:       linalg.generic {{.*}}ins(%arg3 : tensor<2x3x5xf32>)
+// CHECK:       linalg.generic {{.*}}ins(%arg0, %arg0 : tensor<2x3xf32>, tensor<2x3xf32>)
 // CHECK:         arith.addf
-// CHECK:       %[[SM:.+]] = step.softmax %arg2 : tensor<4xbf16> -> tensor<4xbf16>
-// CHECK:       return %[[LN]], %[[SM]]
+// CHECK:       linalg.generic {{.*}}ins(%arg2 : tensor<4xbf16>) outs(%{{.+}} : tensor<4xf32>)
+// CHECK-NOT:   step.
+// CHECK:       return %[[LN]], %{{.+}}
 func.func @partial(%x: tensor<2x3xf32>, %g: tensor<1x4x3xf32>, %h: tensor<4xbf16>,
                     %k: tensor<2x3x5xf32>) -> (tensor<2x3xf32>, tensor<4xbf16>) {
   %0 = step.exp %x : tensor<2x3xf32>
@@ -521,4 +522,62 @@ step.model @untouched dims(B = 2, D = 3) {
   %r = step.relu %x
   %s = step.sum %r {axes = [0, 1]}
   step.loss %s
+}
+
+// -----
+
+// Tests that dropout is one all-parallel generic drawing Philox4x32-10 from (seed, step,
+// row-major index): the index from linalg.index, 10 rounds of two 32x32->64 multiplies, and
+// keep = bits >= ceil(rate * 2^53) (rate 0.5: 2^52 = 4503599627370496), then x * 2 or 0.
+// CHECK-LABEL: func.func @dropout
+// CHECK-NOT: step.
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<2x3xf32>, tensor<i64>)
+// CHECK: linalg.index 0
+// CHECK: linalg.index 1
+// CHECK-COUNT-20: arith.muli %{{.+}}, %{{.+}} : i64
+// CHECK: %[[MIN:.+]] = arith.constant 4503599627370496 : i64
+// CHECK: arith.cmpi uge, %{{.+}}, %[[MIN]] : i64
+// CHECK: arith.constant 2.000000e+00 : f32
+// CHECK: arith.select
+func.func @dropout(%x: tensor<2x3xf32>, %step: tensor<i64>) -> tensor<2x3xf32> {
+  %0 = step.dropout %x, %step {rate = 0.5, seed = 7} : tensor<2x3xf32>, tensor<i64>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Tests that a custom_grad's forward region is inlined and lowered (its backward region was
+// applied by autodiff already).
+// CHECK-LABEL: func.func @custom_grad
+// CHECK-NOT: step.
+// CHECK: linalg.generic
+// CHECK: math.tanh
+// CHECK-NOT: step.
+func.func @custom_grad(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = step.custom_grad (%a = %x : tensor<4xf32>) {
+    %t = step.tanh %a : tensor<4xf32>
+    step.yield %t : tensor<4xf32>
+  } backward (%a2, %dy) {
+    step.yield %dy : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a bf16 layer norm and softmax compute in f32 between casts: the input is extended
+// once, the statistics are f32 reductions, and the result is truncated once.
+// CHECK-LABEL: func.func @narrow_norm
+// CHECK-NOT: step.
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.+}} : tensor<2x8xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: math.exp %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: return %{{.+}} : tensor<2x8xbf16>
+func.func @narrow_norm(%x: tensor<2x8xbf16>, %g: tensor<8xbf16>, %b: tensor<8xbf16>) -> tensor<2x8xbf16> {
+  %0 = step.layer_norm %x, %g, %b {eps = 1.0e-5} : tensor<2x8xbf16>, tensor<8xbf16>, tensor<8xbf16>
+  %1 = step.softmax %0 {axis = -1} : tensor<2x8xbf16>
+  return %1 : tensor<2x8xbf16>
 }

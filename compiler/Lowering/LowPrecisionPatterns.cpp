@@ -1,0 +1,73 @@
+//===- LowPrecisionPatterns.cpp - bf16/f16 norms, softmax, cross-entropy --===//
+//
+// Normalisations, softmax and cross-entropy on bf16 or f16 tensors compute in f32: their
+// inputs are cast up, the op runs in f32 (lowered by its own pattern on the next sweep), and
+// its result is cast back down. This is the usual mixed-precision rule: sums of squares,
+// running maxima and log-sum-exp lose too much in a 8- or 11-bit mantissa, while the
+// element-wise work around them stays in the narrow type. The interpreter computes these ops in
+// double and rounds the result to the op's type, which f32 matches to well within bf16 / f16
+// rounding.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Lowering/LoweringUtils.h"
+#include "compiler/Lowering/Patterns.h"
+#include "dialects/step/IR/StepDialect.h"
+
+namespace stepc::lowering {
+namespace {
+
+bool isNarrowFloat(mlir::Type type) {
+  auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+  return tensor && llvm::isa<mlir::FloatType>(tensor.getElementType()) &&
+         tensor.getElementType().getIntOrFloatBitWidth() < 32;
+}
+
+mlir::Type widened(mlir::Type type) {
+  if (!isNarrowFloat(type)) return type;
+  auto tensor = llvm::cast<mlir::RankedTensorType>(type);
+  return mlir::RankedTensorType::get(tensor.getShape(),
+                                     mlir::Float32Type::get(type.getContext()));
+}
+
+template <typename OpTy>
+struct WidenToF32 : mlir::OpRewritePattern<OpTy> {
+  using mlir::OpRewritePattern<OpTy>::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(OpTy op, mlir::PatternRewriter &rw) const override {
+    mlir::Operation *operation = op.getOperation();
+    bool narrow = llvm::any_of(operation->getOperandTypes(), isNarrowFloat) ||
+                  llvm::any_of(operation->getResultTypes(), isNarrowFloat);
+    if (!narrow) return mlir::failure();
+    mlir::Location loc = op.getLoc();
+    auto f32 = mlir::TypeAttr::get(rw.getF32Type());
+    mlir::Operation *wide = rw.clone(*operation);
+    for (mlir::OpOperand &operand : wide->getOpOperands())
+      if (isNarrowFloat(operand.get().getType()))
+        operand.set(rw.create<step::CastOp>(loc, widened(operand.get().getType()),
+                                            operand.get(), f32));
+    // The casts were created after the clone: move the clone after them.
+    wide->moveBefore(op);
+    llvm::SmallVector<mlir::Value> results;
+    for (mlir::OpResult r : wide->getResults()) {
+      mlir::Type original = r.getType();
+      r.setType(widened(original));
+      if (original == r.getType()) {
+        results.push_back(r);
+        continue;
+      }
+      auto element = llvm::cast<mlir::RankedTensorType>(original).getElementType();
+      results.push_back(rw.create<step::CastOp>(loc, original, r, mlir::TypeAttr::get(element)));
+    }
+    rw.replaceOp(op, results);
+    return mlir::success();
+  }
+};
+
+}  // namespace
+
+void populateLowPrecisionPatterns(mlir::RewritePatternSet &patterns) {
+  patterns.add<WidenToF32<step::LayerNormOp>, WidenToF32<step::RmsNormOp>,
+               WidenToF32<step::SoftmaxOp>, WidenToF32<step::LogSoftmaxOp>,
+               WidenToF32<step::CrossEntropyOp>>(patterns.getContext());
+}
+
+}  // namespace stepc::lowering
