@@ -13,6 +13,7 @@
 // all its iterations.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Backend/Delinearize.h"
 #include "compiler/Backend/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,38 +35,17 @@ mlir::FailureOr<int64_t> forallToRange(mlir::scf::ForallOp forall, mlir::Value l
   if (forall.getNumResults() != 0) return mlir::failure();
   auto lbs = forall.getStaticLowerBound(), ubs = forall.getStaticUpperBound(),
        steps = forall.getStaticStep();
-  llvm::SmallVector<int64_t> trips;
+  auto trips = tripCounts(lbs, ubs, steps);
+  if (!trips) return mlir::failure();
   int64_t total = 1;
-  for (size_t d = 0; d < lbs.size(); ++d) {
-    if (mlir::ShapedType::isDynamic(lbs[d]) || mlir::ShapedType::isDynamic(ubs[d]) ||
-        mlir::ShapedType::isDynamic(steps[d]) || steps[d] <= 0)
-      return mlir::failure();
-    trips.push_back(std::max<int64_t>(0, (ubs[d] - lbs[d] + steps[d] - 1) / steps[d]));
-    total *= trips.back();
-  }
+  for (int64_t t : *trips) total *= t;
   mlir::OpBuilder b(forall);
   mlir::Location loc = forall.getLoc();
   mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
   auto loop = b.create<mlir::scf::ForOp>(loc, lo, hi, one);
   b.setInsertionPointToStart(loop.getBody());
-  // Delinearise, innermost dimension fastest (the forall's own order).
-  mlir::Value rest = loop.getInductionVar();
-  llvm::SmallVector<mlir::Value> ivs(trips.size());
-  for (int d = static_cast<int>(trips.size()) - 1; d >= 0; --d) {
-    mlir::Value index = rest;
-    if (d > 0) {
-      mlir::Value trip = b.create<mlir::arith::ConstantIndexOp>(loc, trips[d]);
-      index = b.create<mlir::arith::RemUIOp>(loc, rest, trip);
-      rest = b.create<mlir::arith::DivUIOp>(loc, rest, trip);
-    }
-    if (steps[d] != 1)
-      index = b.create<mlir::arith::MulIOp>(
-          loc, index, b.create<mlir::arith::ConstantIndexOp>(loc, steps[d]));
-    if (lbs[d] != 0)
-      index = b.create<mlir::arith::AddIOp>(
-          loc, index, b.create<mlir::arith::ConstantIndexOp>(loc, lbs[d]));
-    ivs[d] = index;
-  }
+  llvm::SmallVector<mlir::Value> ivs =
+      delinearize(b, loc, loop.getInductionVar(), *trips, lbs, steps);
   mlir::Block *body = forall.getBody();
   for (auto [arg, iv] : llvm::zip(body->getArguments(), ivs)) arg.replaceAllUsesWith(iv);
   body->getTerminator()->erase();  // scf.forall.in_parallel, empty on buffers

@@ -74,4 +74,9 @@ def DispatchParallelKernels : Pass<"step-dispatch-parallel-kernels", "mlir::Modu
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def KernelsToGpu : Pass<"step-kernels-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Maps the tiled kernels to gpu.func (tiles to blocks, elements to threads) and their calls to gpu.launch_func";
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
 #endif  // STEPC_BACKEND_PASSES_TD

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/Backend/Linker.h"
+#include "compiler/Backend/CudaTarget.h"
 #include "compiler/Backend/ObjectEmitter.h"
 #include "compiler/Backend/Passes.h"
 #include "compiler/Backend/Plan.h"
@@ -50,6 +51,9 @@ ABSL_FLAG(std::string, o, "",
           "IR ('-' or default: stdout)");
 ABSL_FLAG(std::string, cpu, "native",
           "`compile`: the CPU to generate code for (native, or an LLVM CPU name like x86-64-v3)");
+ABSL_FLAG(std::string, target, "cpu",
+          "`compile`: cpu (a native executable) or cuda (so far --emit=gpu and --emit=ptx)");
+ABSL_FLAG(std::string, gpu_arch, "sm_90", "`compile --target=cuda`: the NVIDIA architecture");
 ABSL_FLAG(bool, keep_object, false, "`compile`: also keep the object file as OUTPUT.o");
 ABSL_FLAG(std::string, dump_phases_to, "",
           "also write every stage up to --emit into DIR as NN.STAGE.mlir");
@@ -83,6 +87,9 @@ Usage:
       (default: the model's name). Run `NAME --help`: NAME train / eval / info.
   stepc compile MODEL.mlir --emit=STAGE [-o FILE] [--dump-phases-to=DIR] [training flags] ...
       Print the IR at STAGE instead. Every printed stage parses back in (stepc-opt FILE).
+  stepc compile MODEL.mlir --target=cuda --emit=gpu|ptx [--gpu-arch=sm_90] [-o FILE] ...
+      The CUDA mapping of the same kernels: the `gpu` stage (gpu.func kernels launched by the
+      host plan) or the kernels' PTX. The CUDA executable itself is not built yet.
   Training flags: [--optimizer=sgd|adam|adamw] [--lr=X] [--sam-rho=X] [--micro-batches=K]
                   [--clip=none|global_norm|agc] override the model's step.config.
   stepc run MODEL.mlir [--steps=N] [--seed=S] [--precision=f64|declared] [--data=FILE]
@@ -112,6 +119,10 @@ std::string stageHelp() {
     out += "  " + std::string(info.name) + ": " + info.description + "\n";
   out += "  plan: (a view, not IR) the host plan at `buffers`: the ordered kernel calls, GEMMs, "
          "copies and loops, each buffer named by where it lives\n";
+  out += "  gpu: (--target=cuda, after buffers) the kernels as gpu.func in gpu.module "
+         "@stepc_kernels, tiles to blocks and elements to threads; calls as gpu.launch_func\n";
+  out += "  ptx: (--target=cuda; a view, not IR) the kernels' PTX for --gpu-arch, through NVVM "
+         "and LLVM's NVPTX backend\n";
   return out;
 }
 
@@ -304,6 +315,20 @@ int main(int argc, char **argv) {
   std::string error;
   if (!parseDimFlags(absl::GetFlag(FLAGS_dim), overrides.dims, error)) return fail(error);
   std::string emitFlag = absl::GetFlag(FLAGS_emit);
+  std::string target = absl::GetFlag(FLAGS_target);
+  if (target != "cpu" && target != "cuda")
+    return fail("--target expects cpu or cuda, found '" + target + "'");
+  // The CUDA stages follow `buffers`; --emit=gpu / ptx ask for them.
+  std::string gpuEmit;
+  if (emitFlag == "gpu" || emitFlag == "ptx") {
+    target = "cuda";
+    gpuEmit = emitFlag;
+    emitFlag = "buffers";
+  } else if (target == "cuda" && command == "compile") {
+    if (emitFlag.empty())
+      return fail("--target=cuda builds no executable yet; --emit=gpu and --emit=ptx show the "
+                  "CUDA kernels (and every stage up to buffers is shared with the CPU)");
+  }
   bool buildExecutable = command == "compile" && emitFlag.empty();
   // `plan` is a view of the `buffers` stage (the host's ordered commands), not an IR stage.
   bool emitPlan = emitFlag == "plan";
@@ -312,7 +337,7 @@ int main(int argc, char **argv) {
       stepc::parsePhase(emitFlag.empty() ? std::string("llvm") : emitFlag);
   if (!emit)
     return fail("unknown stage '" + absl::GetFlag(FLAGS_emit) + "' for --emit; expected one of " +
-                stepc::phaseNames() + ", plan");
+                stepc::phaseNames() + ", plan, gpu, ptx");
 
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
   if (!buffer) return fail("cannot read '" + path + "': " + buffer.getError().message());
@@ -386,6 +411,18 @@ int main(int argc, char **argv) {
   }
   if (buildExecutable) return buildTrainingExecutable(*module, model, argv[0]);
   std::string output = absl::GetFlag(FLAGS_o);
+  if (!gpuEmit.empty()) {
+    if (failed(stepc::backend::runPipeline(*module, stepc::backend::gpuPipeline()))) return 1;
+    if (gpuEmit == "gpu") return writeModule(*module, output.empty() ? "-" : output) ? 0 : 1;
+    auto ptx = stepc::backend::emitPtx(*module, absl::GetFlag(FLAGS_gpu_arch));
+    if (failed(ptx)) return 1;
+    std::string error;
+    auto out = mlir::openOutputFile(output.empty() ? "-" : output, &error);
+    if (!out) return fail("cannot write '" + output + "': " + error);
+    out->os() << *ptx;
+    out->keep();
+    return 0;
+  }
   if (emitPlan) {
     std::string error;
     auto out = mlir::openOutputFile(output.empty() ? "-" : output, &error);

@@ -47,3 +47,11 @@ config.substitutions.append(("%run-cpu",
 config.environment["PATH"] = os.pathsep.join([llvm_bin, config.environment.get("PATH", "/usr/bin:/bin")])
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+
+# The CUDA toolkit's ptxas assembles the PTX stepc emits (tests/lit/cuda/). It comes with the
+# machine image (/usr/local/cuda, CUDA 13), not with a GPU: these tests need no device. Set
+# PTXAS to use another; without one they are reported UNSUPPORTED (lit's summary names them).
+ptxas = os.environ.get("PTXAS", "/usr/local/cuda/bin/ptxas")
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

@@ -1,0 +1,59 @@
+//===- Delinearize.h - a linear index back to loop indices ------*- C++ -*-===//
+//
+// Kernels run the iterations of a multi-dimensional loop (an scf.forall of tiles, an
+// scf.parallel of elements) from one linear index: a CPU thread's range, a GPU block or thread.
+// This turns that index back into the loop's indices, innermost dimension fastest (the loop's
+// own order), for constant bounds.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_COMPILER_BACKEND_DELINEARIZE_H
+#define STEPC_COMPILER_BACKEND_DELINEARIZE_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+namespace stepc::backend {
+
+/// Trip counts of a loop with constant bounds, or none if one is not constant.
+inline std::optional<llvm::SmallVector<int64_t>> tripCounts(llvm::ArrayRef<int64_t> lbs,
+                                                            llvm::ArrayRef<int64_t> ubs,
+                                                            llvm::ArrayRef<int64_t> steps) {
+  llvm::SmallVector<int64_t> trips;
+  for (size_t d = 0; d < lbs.size(); ++d) {
+    if (mlir::ShapedType::isDynamic(lbs[d]) || mlir::ShapedType::isDynamic(ubs[d]) ||
+        mlir::ShapedType::isDynamic(steps[d]) || steps[d] <= 0)
+      return std::nullopt;
+    trips.push_back(std::max<int64_t>(0, (ubs[d] - lbs[d] + steps[d] - 1) / steps[d]));
+  }
+  return trips;
+}
+
+/// The loop indices lb + step · i_d of linear iteration `linear`.
+inline llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc,
+                                                  mlir::Value linear,
+                                                  llvm::ArrayRef<int64_t> trips,
+                                                  llvm::ArrayRef<int64_t> lbs,
+                                                  llvm::ArrayRef<int64_t> steps) {
+  mlir::Value rest = linear;
+  llvm::SmallVector<mlir::Value> ivs(trips.size());
+  for (int d = static_cast<int>(trips.size()) - 1; d >= 0; --d) {
+    mlir::Value index = rest;
+    if (d > 0) {
+      mlir::Value trip = b.create<mlir::arith::ConstantIndexOp>(loc, trips[d]);
+      index = b.create<mlir::arith::RemUIOp>(loc, rest, trip);
+      rest = b.create<mlir::arith::DivUIOp>(loc, rest, trip);
+    }
+    if (steps[d] != 1)
+      index = b.create<mlir::arith::MulIOp>(
+          loc, index, b.create<mlir::arith::ConstantIndexOp>(loc, steps[d]));
+    if (lbs[d] != 0)
+      index = b.create<mlir::arith::AddIOp>(
+          loc, index, b.create<mlir::arith::ConstantIndexOp>(loc, lbs[d]));
+    ivs[d] = index;
+  }
+  return ivs;
+}
+
+}  // namespace stepc::backend
+
+#endif  // STEPC_COMPILER_BACKEND_DELINEARIZE_H

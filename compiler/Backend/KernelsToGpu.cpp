@@ -1,0 +1,208 @@
+//===- KernelsToGpu.cpp - --step-kernels-to-gpu ---------------------------===//
+//
+// The CUDA mapping of the kernels the CPU backend also runs (the `buffers` stage: outlined
+// `step.kernel` functions, tiled to scf.forall by --step-tile-kernels). Each kernel becomes a
+// `gpu.func` in the module `@stepc_kernels`, and each call of it in the host plan a
+// `gpu.launch_func`:
+//   - forall iterations (tiles) are blocks: the block id, delinearised, gives the tile;
+//   - inside a tile, the linalg op becomes loops; its outermost parallel loop is spread over
+//     the block's threads (thread t takes elements t, t + blockDim, ...); reduction loops run
+//     in each thread, over the elements that thread owns, so no two threads write one element;
+//   - a kernel without a parallel loop (a reduction to one value) runs in thread 0.
+// The block size is the tile's parallel element count rounded up to a warp, at most 256.
+//
+// Not yet: warp-shuffle and shared-memory reductions (a row reduction is one thread per row
+// today), GEMMs on cuBLASLt (the library calls stay host calls).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Backend/Delinearize.h"
+#include "compiler/Backend/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace stepc::backend {
+
+#define GEN_PASS_DEF_KERNELSTOGPU
+#include "compiler/Backend/Passes.h.inc"
+
+namespace {
+
+constexpr int64_t kMaxThreads = 256;
+
+// Replaces the top-level scf.forall of `fn` (if any) by the block id's tile; returns the tile
+// count (1 without a forall).
+mlir::FailureOr<int64_t> tilesToBlocks(mlir::gpu::GPUFuncOp fn) {
+  mlir::scf::ForallOp forall;
+  for (mlir::Operation &op : fn.getBody().front())
+    if (auto f = llvm::dyn_cast<mlir::scf::ForallOp>(op)) forall = f;
+  if (!forall) return 1;
+  auto lbs = forall.getStaticLowerBound(), ubs = forall.getStaticUpperBound(),
+       steps = forall.getStaticStep();
+  auto trips = tripCounts(lbs, ubs, steps);
+  if (!trips || forall.getNumResults() != 0) return mlir::failure();
+  int64_t total = 1;
+  for (int64_t t : *trips) total *= t;
+  mlir::OpBuilder b(forall);
+  mlir::Value block = b.create<mlir::gpu::BlockIdOp>(forall.getLoc(), mlir::gpu::Dimension::x);
+  auto ivs = delinearize(b, forall.getLoc(), block, *trips, lbs, steps);
+  mlir::Block *body = forall.getBody();
+  for (auto [arg, iv] : llvm::zip(body->getArguments(), ivs)) arg.replaceAllUsesWith(iv);
+  body->getTerminator()->erase();
+  forall->getBlock()->getOperations().splice(forall->getIterator(), body->getOperations());
+  forall.erase();
+  return total;
+}
+
+// Spreads the outermost scf.parallel over the block's threads; returns its element count (0 if
+// there is none, and then everything but constants runs in thread 0).
+mlir::FailureOr<int64_t> elementsToThreads(mlir::gpu::GPUFuncOp fn) {
+  mlir::scf::ParallelOp parallel;
+  mlir::Location loc = fn.getLoc();
+  fn.walk<mlir::WalkOrder::PreOrder>([&](mlir::scf::ParallelOp p) {
+    parallel = p;
+    return mlir::WalkResult::interrupt();
+  });
+  if (!parallel) {
+    // The guard goes last, so the constants before it dominate the work moved into it.
+    mlir::Block &entry = fn.getBody().front();
+    llvm::SmallVector<mlir::Operation *> work;
+    for (mlir::Operation &op : entry.without_terminator())
+      if (!op.hasTrait<mlir::OpTrait::ConstantLike>()) work.push_back(&op);
+    mlir::OpBuilder b(entry.getTerminator());
+    mlir::Value tid = b.create<mlir::gpu::ThreadIdOp>(loc, mlir::gpu::Dimension::x);
+    mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+    mlir::Value first = b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, tid,
+                                                      zero);
+    auto guard = b.create<mlir::scf::IfOp>(loc, first, /*withElseRegion=*/false);
+    for (mlir::Operation *op : work) op->moveBefore(guard.thenBlock()->getTerminator());
+    return 0;
+  }
+  if (parallel.getNumResults() != 0) return mlir::failure();
+  // Trip counts may be dynamic (a partial last tile): computed as values, delinearised with
+  // divisions by them. Constant ones fold.
+  mlir::OpBuilder b(parallel);
+  namespace ar = mlir::arith;
+  llvm::SmallVector<mlir::Value> trips;
+  int64_t staticTotal = 1;
+  mlir::Value total = b.create<ar::ConstantIndexOp>(loc, 1);
+  for (auto [lb, ub, st] : llvm::zip(parallel.getLowerBound(), parallel.getUpperBound(),
+                                     parallel.getStep())) {
+    mlir::Value span = b.create<ar::SubIOp>(loc, ub, lb);
+    mlir::Value trip = b.create<ar::CeilDivUIOp>(loc, span, st);
+    trips.push_back(trip);
+    total = b.create<ar::MulIOp>(loc, total, trip);
+    auto lbc = lb.getDefiningOp<ar::ConstantIndexOp>(), ubc = ub.getDefiningOp<ar::ConstantIndexOp>(),
+         stc = st.getDefiningOp<ar::ConstantIndexOp>();
+    if (lbc && ubc && stc && staticTotal > 0)
+      staticTotal *= std::max<int64_t>(0, (ubc.value() - lbc.value() + stc.value() - 1) / stc.value());
+    else
+      staticTotal = -1;  // unknown: launch the most threads
+  }
+  mlir::Value tid = b.create<mlir::gpu::ThreadIdOp>(loc, mlir::gpu::Dimension::x);
+  mlir::Value threads = b.create<mlir::gpu::BlockDimOp>(loc, mlir::gpu::Dimension::x);
+  auto loop = b.create<mlir::scf::ForOp>(loc, tid, total, threads);
+  b.setInsertionPointToStart(loop.getBody());
+  mlir::Value rest = loop.getInductionVar();
+  llvm::SmallVector<mlir::Value> ivs(trips.size());
+  for (int d = static_cast<int>(trips.size()) - 1; d >= 0; --d) {
+    mlir::Value index = rest;
+    if (d > 0) {
+      index = b.create<ar::RemUIOp>(loc, rest, trips[d]);
+      rest = b.create<ar::DivUIOp>(loc, rest, trips[d]);
+    }
+    index = b.create<ar::AddIOp>(loc, parallel.getLowerBound()[d],
+                                 b.create<ar::MulIOp>(loc, index, parallel.getStep()[d]));
+    ivs[d] = index;
+  }
+  mlir::Block *body = parallel.getBody();
+  for (auto [arg, iv] : llvm::zip(body->getArguments(), ivs)) arg.replaceAllUsesWith(iv);
+  body->getTerminator()->erase();  // scf.reduce, empty
+  loop.getBody()->getOperations().splice(loop.getBody()->getTerminator()->getIterator(),
+                                         body->getOperations());
+  parallel.erase();
+  return staticTotal < 0 ? kMaxThreads : staticTotal;
+}
+
+struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    mlir::MLIRContext *ctx = &getContext();
+    if (module.lookupSymbol("stepc_kernels")) return;  // mapped already
+    mlir::OpBuilder b(ctx);
+    b.setInsertionPointToEnd(module.getBody());
+    auto gpuModule = b.create<mlir::gpu::GPUModuleOp>(module.getLoc(), "stepc_kernels");
+    module->setAttr(mlir::gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+    struct Launch {
+      mlir::gpu::GPUFuncOp fn;
+      int64_t blocks, threads;
+    };
+    llvm::DenseMap<mlir::StringAttr, Launch> launches;
+    mlir::IRRewriter rewriter(ctx);
+    for (auto kernel : llvm::to_vector(module.getOps<mlir::func::FuncOp>())) {
+      if (!kernel->hasAttr("step.kernel") || kernel.isExternal()) continue;
+      b.setInsertionPoint(gpuModule.getBody()->getTerminator());
+      auto fn = b.create<mlir::gpu::GPUFuncOp>(kernel.getLoc(), kernel.getSymName(),
+                                               kernel.getFunctionType());
+      fn->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+      mlir::IRMapping map;
+      mlir::Block &entry = fn.getBody().front();
+      for (auto [from, to] : llvm::zip(kernel.getArguments(), entry.getArguments()))
+        map.map(from, to);
+      b.setInsertionPointToEnd(&entry);
+      for (mlir::Operation &op : kernel.getBody().front().without_terminator()) b.clone(op, map);
+      b.create<mlir::gpu::ReturnOp>(kernel.getLoc());
+      auto blocks = tilesToBlocks(fn);
+      if (failed(blocks)) {
+        kernel.emitError("cannot map this kernel's scf.forall to GPU blocks");
+        return signalPassFailure();
+      }
+      llvm::SmallVector<mlir::linalg::LinalgOp> linalgOps;
+      fn.walk([&](mlir::linalg::LinalgOp op) { linalgOps.push_back(op); });
+      for (mlir::linalg::LinalgOp op : linalgOps) {
+        rewriter.setInsertionPoint(op);
+        if (failed(mlir::linalg::linalgOpToParallelLoops(rewriter, op))) {
+          op->emitError("cannot turn this kernel into loops for the GPU");
+          return signalPassFailure();
+        }
+        rewriter.eraseOp(op);
+      }
+      auto elements = elementsToThreads(fn);
+      if (failed(elements)) {
+        kernel.emitError("cannot spread this kernel over GPU threads");
+        return signalPassFailure();
+      }
+      int64_t threads = std::min<int64_t>(kMaxThreads, std::max<int64_t>(32, (*elements + 31) / 32 * 32));
+      if (*elements == 0) threads = 32;
+      launches[kernel.getSymNameAttr()] = {fn, *blocks, threads};
+    }
+    // The host plan launches what it called.
+    llvm::SmallVector<mlir::func::CallOp> calls;
+    module.walk([&](mlir::func::CallOp call) {
+      if (launches.count(call.getCalleeAttr().getAttr())) calls.push_back(call);
+    });
+    for (mlir::func::CallOp call : calls) {
+      const Launch &l = launches[call.getCalleeAttr().getAttr()];
+      b.setInsertionPoint(call);
+      auto c = [&](int64_t v) -> mlir::Value {
+        return b.create<mlir::arith::ConstantIndexOp>(call.getLoc(), v);
+      };
+      mlir::Value one = c(1);
+      b.create<mlir::gpu::LaunchFuncOp>(
+          call.getLoc(), l.fn, mlir::gpu::KernelDim3{c(l.blocks), one, one},
+          mlir::gpu::KernelDim3{c(l.threads), one, one}, mlir::Value(), call.getOperands());
+      call.erase();
+    }
+    for (auto kernel : llvm::to_vector(module.getOps<mlir::func::FuncOp>()))
+      if (kernel->hasAttr("step.kernel")) kernel.erase();
+  }
+};
+
+}  // namespace
+
+}  // namespace stepc::backend
