@@ -79,4 +79,9 @@ def KernelsToGpu : Pass<"step-kernels-to-gpu", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def EmulateGpu : Pass<"step-emulate-gpu", "mlir::ModuleOp"> {
+  let summary = "Runs the CUDA mapping on the CPU: launches become loops over blocks and threads";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
 #endif  // STEPC_BACKEND_PASSES_TD

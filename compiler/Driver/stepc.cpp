@@ -52,7 +52,9 @@ ABSL_FLAG(std::string, o, "",
 ABSL_FLAG(std::string, cpu, "native",
           "`compile`: the CPU to generate code for (native, or an LLVM CPU name like x86-64-v3)");
 ABSL_FLAG(std::string, target, "cpu",
-          "`compile`: cpu (a native executable) or cuda (so far --emit=gpu and --emit=ptx)");
+          "`compile`: cpu (a native executable), cuda (so far --emit=gpu and --emit=ptx) or "
+          "cuda-emulated (a CPU executable running the CUDA kernels' blocks and threads one "
+          "after another: checks the GPU mapping's numbers without a GPU)");
 ABSL_FLAG(std::string, gpu_arch, "sm_90", "`compile --target=cuda`: the NVIDIA architecture");
 ABSL_FLAG(bool, keep_object, false, "`compile`: also keep the object file as OUTPUT.o");
 ABSL_FLAG(std::string, dump_phases_to, "",
@@ -89,7 +91,9 @@ Usage:
       Print the IR at STAGE instead. Every printed stage parses back in (stepc-opt FILE).
   stepc compile MODEL.mlir --target=cuda --emit=gpu|ptx [--gpu-arch=sm_90] [-o FILE] ...
       The CUDA mapping of the same kernels: the `gpu` stage (gpu.func kernels launched by the
-      host plan) or the kernels' PTX. The CUDA executable itself is not built yet.
+      host plan) or the kernels' PTX. The CUDA executable itself is not built yet;
+      --target=cuda-emulated builds a CPU executable that runs the CUDA kernels' blocks and
+      threads one after another, to check their numbers without a GPU.
   Training flags: [--optimizer=sgd|adam|adamw] [--lr=X] [--sam-rho=X] [--micro-batches=K]
                   [--clip=none|global_norm|agc] override the model's step.config.
   stepc run MODEL.mlir [--steps=N] [--seed=S] [--precision=f64|declared] [--data=FILE]
@@ -316,8 +320,8 @@ int main(int argc, char **argv) {
   if (!parseDimFlags(absl::GetFlag(FLAGS_dim), overrides.dims, error)) return fail(error);
   std::string emitFlag = absl::GetFlag(FLAGS_emit);
   std::string target = absl::GetFlag(FLAGS_target);
-  if (target != "cpu" && target != "cuda")
-    return fail("--target expects cpu or cuda, found '" + target + "'");
+  if (target != "cpu" && target != "cuda" && target != "cuda-emulated")
+    return fail("--target expects cpu, cuda or cuda-emulated, found '" + target + "'");
   // The CUDA stages follow `buffers`; --emit=gpu / ptx ask for them.
   std::string gpuEmit;
   if (emitFlag == "gpu" || emitFlag == "ptx") {
@@ -397,6 +401,11 @@ int main(int argc, char **argv) {
   std::string dumpDir = absl::GetFlag(FLAGS_dump_phases_to);
   for (const stepc::PhaseInfo &info : stepc::allPhases()) {
     if (info.phase != stepc::Phase::Model && failed(runPhase(info.phase, *module))) return 1;
+    // cuda-emulated: the kernels as the CUDA mapping makes them, run on the CPU.
+    if (info.phase == stepc::Phase::Buffers && target == "cuda-emulated" &&
+        failed(stepc::backend::runPipeline(
+            *module, (stepc::backend::gpuPipeline() + ",step-emulate-gpu").str())))
+      return 1;
     if (!dumpDir.empty()) {
       if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
         return fail("cannot create '" + dumpDir + "': " + ec.message());

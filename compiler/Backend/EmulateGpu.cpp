@@ -1,0 +1,118 @@
+//===- EmulateGpu.cpp - --step-emulate-gpu --------------------------------===//
+//
+// Runs the CUDA mapping (--step-kernels-to-gpu) on the CPU, to check its numbers without a GPU:
+// each gpu.func becomes a function of (its arguments, block id, thread id, block size), and
+// each gpu.launch_func becomes loops over the grid's blocks and each block's threads calling it,
+// one thread after another. This is exact for stepc's kernels, whose threads never communicate
+// (no barriers, no shared memory, each element written by one thread): any order of the threads
+// gives the same result, so a wrong tile or element index, a thread that skips or repeats
+// elements, or a bad guard shows up as a wrong number. `stepc compile --target=cuda-emulated`
+// builds such an executable; compiled_vs_interpreter.test compares it with the interpreter.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Backend/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace stepc::backend {
+
+#define GEN_PASS_DEF_EMULATEGPU
+#include "compiler/Backend/Passes.h.inc"
+
+namespace {
+
+struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    mlir::MLIRContext *ctx = &getContext();
+    mlir::OpBuilder b(ctx);
+    auto index = b.getIndexType();
+    llvm::DenseMap<mlir::Operation *, mlir::func::FuncOp> emulated;
+    for (auto gpuModule : llvm::to_vector(module.getOps<mlir::gpu::GPUModuleOp>())) {
+      for (auto fn : gpuModule.getOps<mlir::gpu::GPUFuncOp>()) {
+        llvm::SmallVector<mlir::Type> types(fn.getArgumentTypes());
+        types.append({index, index, index});  // block id, thread id, block size
+        b.setInsertionPoint(gpuModule);
+        auto cpu = b.create<mlir::func::FuncOp>(fn.getLoc(), (fn.getName() + "_emulated").str(),
+                                                b.getFunctionType(types, {}));
+        cpu.setPrivate();
+        // One function per kernel, as on the CPU path (OutlineKernels.cpp says why).
+        cpu->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+        cpu->setAttr("llvm.linkage",
+                     mlir::LLVM::LinkageAttr::get(ctx, mlir::LLVM::Linkage::Internal));
+        mlir::Block *entry = cpu.addEntryBlock();
+        mlir::IRMapping map;
+        for (auto [from, to] : llvm::zip(fn.getArguments(), entry->getArguments()))
+          map.map(from, to);
+        b.setInsertionPointToEnd(entry);
+        mlir::Value block = entry->getArgument(fn.getNumArguments());
+        mlir::Value thread = entry->getArgument(fn.getNumArguments() + 1);
+        mlir::Value size = entry->getArgument(fn.getNumArguments() + 2);
+        if (fn.getBody().getBlocks().size() != 1) {
+          fn.emitError("--step-emulate-gpu expects single-block kernels");
+          return signalPassFailure();
+        }
+        for (mlir::Operation &op : fn.getBody().front()) {
+          if (llvm::isa<mlir::gpu::ReturnOp>(op)) {
+            b.create<mlir::func::ReturnOp>(op.getLoc());
+            continue;
+          }
+          b.clone(op, map);
+        }
+        bool bad = false;
+        cpu.walk([&](mlir::Operation *op) {
+          mlir::Value replacement;
+          if (auto id = llvm::dyn_cast<mlir::gpu::BlockIdOp>(op))
+            replacement = id.getDimension() == mlir::gpu::Dimension::x ? block : mlir::Value();
+          else if (auto id = llvm::dyn_cast<mlir::gpu::ThreadIdOp>(op))
+            replacement = id.getDimension() == mlir::gpu::Dimension::x ? thread : mlir::Value();
+          else if (auto dim = llvm::dyn_cast<mlir::gpu::BlockDimOp>(op))
+            replacement = dim.getDimension() == mlir::gpu::Dimension::x ? size : mlir::Value();
+          else if (!llvm::isa<mlir::gpu::GPUDialect>(op->getDialect()))
+            return;
+          if (!replacement) {
+            op->emitError("--step-emulate-gpu handles x block and thread ids and block sizes only");
+            bad = true;
+            return;
+          }
+          op->getResult(0).replaceAllUsesWith(replacement);
+          op->erase();
+        });
+        if (bad) return signalPassFailure();
+        emulated[fn] = cpu;
+      }
+    }
+    llvm::SmallVector<mlir::gpu::LaunchFuncOp> launches;
+    module.walk([&](mlir::gpu::LaunchFuncOp launch) { launches.push_back(launch); });
+    for (mlir::gpu::LaunchFuncOp launch : launches) {
+      auto fn = module.lookupSymbol<mlir::gpu::GPUFuncOp>(launch.getKernel());
+      if (!fn || !emulated.count(fn)) {
+        launch.emitError("launch of an unknown kernel ") << launch.getKernel();
+        return signalPassFailure();
+      }
+      mlir::Location loc = launch.getLoc();
+      b.setInsertionPoint(launch);
+      mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+      mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
+      auto blocks = b.create<mlir::scf::ForOp>(loc, zero, launch.getGridSizeX(), one);
+      b.setInsertionPointToStart(blocks.getBody());
+      auto threads = b.create<mlir::scf::ForOp>(loc, zero, launch.getBlockSizeX(), one);
+      b.setInsertionPointToStart(threads.getBody());
+      llvm::SmallVector<mlir::Value> args(launch.getKernelOperands());
+      args.append({blocks.getInductionVar(), threads.getInductionVar(), launch.getBlockSizeX()});
+      b.create<mlir::func::CallOp>(loc, emulated[fn], args);
+      launch.erase();
+    }
+    for (auto gpuModule : llvm::to_vector(module.getOps<mlir::gpu::GPUModuleOp>()))
+      gpuModule.erase();
+    module->removeAttr(mlir::gpu::GPUDialect::getContainerModuleAttrName());
+  }
+};
+
+}  // namespace
+
+}  // namespace stepc::backend
