@@ -47,6 +47,13 @@ Status integerFlag(const std::string &flag, const std::string &value, uint64_t m
   return {};
 }
 
+Status deviceFlag(const std::string &value, std::string &out) {
+  if (value != "cpu" && value != "cuda" && value != "auto")
+    return Status::error("--device: expected cpu, cuda or auto, found '" + value + "'");
+  out = value;
+  return {};
+}
+
 Status pathFlag(const std::string &flag, const std::string &value, std::string &out) {
   if (value.empty()) return Status::error(flag + ": expected a file name, found ''");
   out = value;
@@ -109,6 +116,7 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
            t.threads = static_cast<int>(v);
            return s;
          }},
+        {"--device", true, [&](const std::string &x) { return deviceFlag(x, t.device); }},
         {"--checkpoint-dir", true,
          [&](const std::string &x) {
            if (x.empty()) return Status::error("--checkpoint-dir: expected a directory, found ''");
@@ -147,6 +155,7 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
            e.threads = static_cast<int>(v);
            return s;
          }},
+        {"--device", true, [&](const std::string &x) { return deviceFlag(x, e.device); }},
         {"--batches", true,
          [&](const std::string &x) {
            Status s = integerFlag("--batches", x, 1, kMaxSteps, "a positive integer", v);
@@ -225,6 +234,9 @@ std::string usageText(const std::string &program, Command command) {
              "  --steps N              total steps to train (a resumed run continues to N)\n"
              "  --seed S               seed of the initial parameters and the data (default 0)\n"
              "  --threads T            threads the step may use (default: the program's choice)\n"
+             "  --device D             cpu, cuda or auto (default): where the step runs; this\n"
+             "                         executable's step is for the CPU, so cuda says what GPU\n"
+             "                         there is and stops\n"
              "  --checkpoint-dir D     write checkpoints to D (at the end, and see below)\n"
              "  --checkpoint-every N   also checkpoint every N steps\n"
              "  --resume               continue from the newest checkpoint in D, bit-identically\n"
@@ -240,6 +252,7 @@ std::string usageText(const std::string &program, Command command) {
              "  --data FILE            token data (as for train)\n"
              "  --seed S               seed of the batches (and of the initial parameters)\n"
              "  --threads T            threads the step may use\n"
+             "  --device D             cpu, cuda or auto (default), as for train\n"
              "  --batches N            batches to average (default 10)\n"
              "  --init-from F          parameters from a safetensors file\n"
              "  --checkpoint-dir D     parameters of the newest checkpoint in D\n";

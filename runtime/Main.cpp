@@ -6,6 +6,7 @@
 #include <cinttypes>
 
 #include "runtime/Cli.h"
+#include "runtime/Device.h"
 #include "runtime/Reporter.h"
 #include "runtime/TrainingLoop.h"
 
@@ -104,6 +105,8 @@ std::string infoText(const ProgramInfo &info) {
   text += "kernels " +
           (info.kernelCount > 0 ? std::to_string(info.kernelCount) : std::string("unknown")) +
           "\n";
+  // What GPU this machine has, through the CUDA driver if there is one (runtime/Device.h).
+  text += "gpu " + describeGpu() + "\n";
   return text;
 }
 

@@ -14,6 +14,7 @@
 
 #include "runtime/BatchSource.h"
 #include "runtime/Checkpoint.h"
+#include "runtime/Device.h"
 #include "runtime/Init.h"
 #include "runtime/Safetensors.h"
 
@@ -294,6 +295,7 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
                          "', this run reads '" + data.identity() +
                          "'; resume with the same --data (a resumed run must see the same "
                          "batches)");
+  if (Status s = selectCpuStepDevice(options.device); !s.ok()) return s.withContext("--device");
   if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
 
   CheckpointWriter checkpoints(options, info, buffers, data, reporter);
@@ -381,6 +383,7 @@ Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLo
   BatchSource data;
   if (Status s = BatchSource::open(info.inputs, options.data, options.seed, data); !s.ok())
     return s;
+  if (Status s = selectCpuStepDevice(options.device); !s.ok()) return s.withContext("--device");
   if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
   double sum = 0;
   for (int64_t b = 0; b < options.batches; ++b) {

@@ -39,6 +39,7 @@ struct TrainOptions {
   int64_t steps = 0;             // --steps: total steps; 0: ProgramInfo::defaultSteps
   uint64_t seed = 0;             // --seed (ignored on resume: the checkpoint's seed continues)
   int threads = 0;               // --threads; 0: the program's choice
+  std::string device = "auto";   // --device: cpu, cuda or auto (runtime/Device.h)
   std::string checkpointDir;     // --checkpoint-dir; empty: no checkpoints
   int64_t checkpointEvery = 0;   // --checkpoint-every; 0: only at the end
   bool resume = false;           // --resume: continue from the newest checkpoint
@@ -67,6 +68,7 @@ struct EvalOptions {
   std::string data;           // --data FILE; empty: built-in data
   uint64_t seed = 0;          // --seed: the batches (and, without a source, the initial params)
   int threads = 0;            // --threads
+  std::string device = "auto";  // --device
   std::string initFrom;       // --init-from FILE.safetensors
   std::string checkpointDir;  // --checkpoint-dir: the params of its newest checkpoint
   int64_t batches = 10;       // --batches: batches 0..N-1 of the seed's stream
