@@ -58,6 +58,7 @@ Status Driver::load(Loader &loader, std::unique_ptr<Driver> &out) {
       {"cuModuleLoadData", resolve(loader, handle, "cuModuleLoadData", a.cuModuleLoadData)},
       {"cuModuleGetFunction",
        resolve(loader, handle, "cuModuleGetFunction", a.cuModuleGetFunction)},
+      {"cuModuleUnload", resolve(loader, handle, "cuModuleUnload", a.cuModuleUnload)},
       {"cuLaunchKernel", resolve(loader, handle, "cuLaunchKernel", a.cuLaunchKernel)},
       {"cuMemAlloc_v2", resolve(loader, handle, "cuMemAlloc_v2", a.cuMemAlloc)},
       {"cuMemFree_v2", resolve(loader, handle, "cuMemFree_v2", a.cuMemFree)},

@@ -52,6 +52,7 @@ struct Api {
   CUresult (*cuModuleLoadData)(CUmodule *module, const void *image) = nullptr;
   CUresult (*cuModuleGetFunction)(CUfunction *function, CUmodule module,
                                   const char *name) = nullptr;
+  CUresult (*cuModuleUnload)(CUmodule module) = nullptr;
   CUresult (*cuLaunchKernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                              unsigned by, unsigned bz, unsigned sharedBytes, CUstream stream,
                              void **params, void **extra) = nullptr;
