@@ -17,6 +17,10 @@ extern "C" {
 extern const char stepc_program_description[];
 void stepc_train_step(void **buffers);
 void stepc_eval_loss(void **buffers);
+// The CUDA step, linked in by `stepc compile --target=cuda` (null otherwise).
+extern const char stepc_cuda_program_description[] __attribute__((weak));
+void stepc_cuda_train_step(void **buffers) __attribute__((weak));
+void stepc_cuda_eval_loss(void **buffers) __attribute__((weak));
 }
 
 int main(int argc, char **argv) {
@@ -32,6 +36,15 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "%s: error: %s (the executable is damaged; compile it again)\n",
                  argc > 0 ? argv[0] : "stepc-program", status.message().c_str());
     return 1;
+  }
+  if (&stepc_cuda_train_step != nullptr && stepc_cuda_program_description != nullptr) {
+    status = program->attachCuda(stepc_cuda_program_description, stepc_cuda_train_step,
+                                 stepc_cuda_eval_loss);
+    if (!status.ok()) {
+      std::fprintf(stderr, "%s: error: %s (the executable is damaged; compile it again)\n",
+                   argc > 0 ? argv[0] : "stepc-program", status.message().c_str());
+      return 1;
+    }
   }
   stepc::rt::initProfile(program->info().kernelNames);
   return stepc::rt::trainingMain(argc, argv, *program);

@@ -1,10 +1,12 @@
 //===- CompiledProgram.cpp - a StepProgram backed by compiled entry points ===//
 #include "runtime/CompiledProgram.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "runtime/Gemm.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/cuda/Session.h"
 
 namespace stepc::rt {
 namespace {
@@ -32,6 +34,43 @@ Status CompiledProgram::create(const std::string &text, PackedEntry train, Packe
   return {};
 }
 
+Status CompiledProgram::attachCuda(const std::string &text, PackedEntry train,
+                                   PackedEntry eval) {
+  auto d = std::make_unique<ProgramDescription>();
+  if (Status s = parseProgramDescription(text, *d); !s.ok()) return s.withContext("CUDA step");
+  if (d->info.fingerprint != description_.info.fingerprint)
+    return Status::error("the CUDA step was compiled from another program than the CPU step");
+  cudaDescription_ = std::move(d);
+  cudaTrain_ = train;
+  cudaEval_ = eval;
+  return {};
+}
+
+bool CompiledProgram::selectDevice(const std::string &device, Status &status) {
+  if (!cudaDescription_) return false;  // a CPU step only: the caller checks
+  useCuda_ = false;
+  status = Status();
+  if (device == "cpu") return true;
+  if (device != "cuda" && device != "auto") {
+    status = Status::error("expected cpu, cuda or auto, found '" + device + "'");
+    return true;
+  }
+  cuda::Session &session = cuda::Session::get();
+  if (!session.status().ok()) {
+    if (device == "cuda")
+      status = session.status();
+    else
+      std::fprintf(stderr, "stepc: no GPU (%s); running the step on the CPU\n",
+                   session.status().message().c_str());
+    return true;
+  }
+  useCuda_ = true;
+  cudaStep_ = std::make_unique<cuda::CudaStep>();
+  std::fprintf(stderr, "stepc: running the step on %s (%s)\n", session.device().name.c_str(),
+               session.device().arch().c_str());
+  return true;
+}
+
 Status CompiledProgram::setThreads(int threads) {
   // One pool runs both the tiled loop kernels and the GEMM blocks.
   useSingleThreadedBlas();
@@ -42,6 +81,14 @@ Status CompiledProgram::setThreads(int threads) {
 Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
                              const StepBuffers &buffers, int64_t step) {
   if (!fn) return Status::error("this executable has no compiled '" + entry.symbol + "'");
+  if (useCuda_) {
+    const EntryDescription &cudaEntry =
+        &entry == &description_.train ? cudaDescription_->train : cudaDescription_->eval;
+    PackedEntry cudaFn = &entry == &description_.train ? cudaTrain_ : cudaEval_;
+    if (cudaEntry.results.size() != entry.results.size())
+      return Status::error("the CUDA step's results differ from the CPU step's");
+    return cudaStep_->call(info(), cudaEntry, cudaFn, buffers, step, scratch_);
+  }
   int64_t stepValue = step;
   args_.clear();
   for (const Binding &b : entry.args) {

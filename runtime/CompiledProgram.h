@@ -15,6 +15,7 @@
 
 #include "runtime/ProgramDescription.h"
 #include "runtime/StepProgram.h"
+#include "runtime/cuda/CudaStep.h"
 
 namespace stepc::rt {
 
@@ -25,6 +26,12 @@ class CompiledProgram : public StepProgram {
   /// Parses `description`; `train` and `eval` are the entry points it describes.
   static Status create(const std::string &description, PackedEntry train, PackedEntry eval,
                        std::unique_ptr<CompiledProgram> &out);
+
+  /// Adds the CUDA step of a --target=cuda executable (its own description and entry points).
+  Status attachCuda(const std::string &description, PackedEntry train, PackedEntry eval);
+  /// With a CUDA step: cpu runs the CPU step, cuda the CUDA one (or refuses in one line
+  /// without a GPU), auto the CUDA one when the GPU answers and else the CPU one, saying so.
+  bool selectDevice(const std::string &device, Status &status) override;
 
   const ProgramInfo &info() const override { return description_.info; }
   const ProgramDescription &description() const { return description_; }
@@ -39,6 +46,11 @@ class CompiledProgram : public StepProgram {
 
   ProgramDescription description_;
   PackedEntry train_, eval_;
+  // The CUDA step, if linked in, and whether this run uses it.
+  std::unique_ptr<ProgramDescription> cudaDescription_;
+  PackedEntry cudaTrain_ = nullptr, cudaEval_ = nullptr;
+  bool useCuda_ = false;
+  std::unique_ptr<cuda::CudaStep> cudaStep_;
   std::vector<std::vector<float>> scratch_;  // one per result of the entry being called
   std::vector<void *> args_;
 };

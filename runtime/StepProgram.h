@@ -134,6 +134,15 @@ class StepProgram {
   /// The program's description; the same object for the program's lifetime.
   virtual const ProgramInfo &info() const = 0;
 
+  /// Where the step runs (--device: cpu, cuda or auto), for programs that have more than a CPU
+  /// step; false leaves it to TrainingLoop's check for a CPU step (runtime/Device.h). Called
+  /// before the first step.
+  virtual bool selectDevice(const std::string &device, Status &status) {
+    (void)device;
+    (void)status;
+    return false;
+  }
+
   /// The threads the step may use (--threads; 0: the program's choice). Called before the
   /// first step.
   virtual Status setThreads(int threads) {

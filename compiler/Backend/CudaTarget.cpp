@@ -31,6 +31,19 @@ std::string ptxPipeline(llvm::StringRef chip) {
       .str();
 }
 
+std::string cudaExecutablePipeline(llvm::StringRef chip) {
+  return ("step-cuda-host,nvvm-attach-target{chip=" + chip +
+          " O=3},gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
+          "gpu-module-to-binary{format=fatbin toolkit=" + cudaToolkit() +
+          "},convert-linalg-to-loops,expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "canonicalize,finalize-memref-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
+          "convert-arith-to-llvm,convert-index-to-llvm,gpu-to-llvm,convert-func-to-llvm,"
+          "convert-cf-to-llvm,reconcile-unrealized-casts,"
+          "step-pack-entry-points{prefix=stepc_cuda_}")
+      .str();
+}
+
 mlir::FailureOr<std::string> emitPtx(mlir::ModuleOp module, llvm::StringRef chip) {
   if (!chip.starts_with("sm_"))
     return module.emitError("--gpu-arch expects an NVIDIA architecture like sm_90, found '")

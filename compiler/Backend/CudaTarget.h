@@ -23,6 +23,11 @@ llvm::StringRef gpuPipeline();
 /// The pipeline from `gpu` to a gpu.binary holding PTX for `chip` (e.g. "sm_90").
 std::string ptxPipeline(llvm::StringRef chip);
 
+/// From `gpu` to the LLVM dialect of a CUDA executable's step: the kernels as an embedded
+/// fatbin (cubin for `chip` and its PTX), the host plan calling them through MLIR's GPU runtime
+/// ABI (runtime/cuda), entry points stepc_cuda_train_step / stepc_cuda_eval_loss.
+std::string cudaExecutablePipeline(llvm::StringRef chip);
+
 /// Runs ptxPipeline on a module at the `gpu` stage and returns the PTX of @stepc_kernels.
 mlir::FailureOr<std::string> emitPtx(mlir::ModuleOp module, llvm::StringRef chip);
 

@@ -32,8 +32,8 @@ std::string findRuntimeArchive(const char *argv0, std::string &searched) {
   return {};
 }
 
-std::string linkExecutable(const std::string &object, const std::string &runtimeArchive,
-                           const std::string &output) {
+std::string linkExecutable(const std::vector<std::string> &objects,
+                           const std::string &runtimeArchive, const std::string &output) {
   std::string driver;
   if (const char *cxx = std::getenv("CXX"); cxx && *cxx) {
     driver = cxx;
@@ -58,8 +58,12 @@ std::string linkExecutable(const std::string &object, const std::string &runtime
       blas = path;
       break;
     }
-  std::vector<llvm::StringRef> args = {driver, "-o", temporary, object, runtimeArchive,
-                                       blas, "-lm", "-lpthread"};
+  std::vector<llvm::StringRef> args = {driver, "-o", temporary};
+  for (const std::string &object : objects) args.push_back(object);
+  for (llvm::StringRef a : {llvm::StringRef(runtimeArchive), llvm::StringRef(blas),
+                            llvm::StringRef("-lm"), llvm::StringRef("-lpthread"),
+                            llvm::StringRef("-ldl")})
+    args.push_back(a);
   llvm::SmallString<128> log;
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile("stepc-link", "log", log))
     return "cannot create a temporary file: " + ec.message();

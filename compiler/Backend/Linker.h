@@ -3,6 +3,7 @@
 #define STEPC_COMPILER_BACKEND_LINKER_H
 
 #include <string>
+#include <vector>
 
 namespace stepc::backend {
 
@@ -12,11 +13,12 @@ namespace stepc::backend {
 /// `searched` lists where it looked.
 std::string findRuntimeArchive(const char *argv0, std::string &searched);
 
-/// Links `object` with `runtimeArchive` into the executable `output` with the system C++
-/// compiler driver ($CXX, else c++). The result appears atomically (linked to a temporary
-/// name, then renamed). Returns an error message, empty on success.
-std::string linkExecutable(const std::string &object, const std::string &runtimeArchive,
-                           const std::string &output);
+/// Links `objects` (the CPU step, and the CUDA step of --target=cuda) with `runtimeArchive`
+/// into the executable `output` with the system C++ compiler driver ($CXX, else c++). The
+/// result appears atomically (linked to a temporary name, then renamed). Returns an error
+/// message, empty on success.
+std::string linkExecutable(const std::vector<std::string> &objects,
+                           const std::string &runtimeArchive, const std::string &output);
 
 }  // namespace stepc::backend
 

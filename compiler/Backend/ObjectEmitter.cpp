@@ -38,8 +38,12 @@ mlir::LogicalResult emitObject(mlir::ModuleOp module, const std::string &path,
                                 : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
                                 : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
                                                         : llvm::CodeGenOptLevel::None;
+  // The medium code model puts large data (the arena: gpt2_124m's is 3.8 GB) in .lbss with
+  // 64-bit addressing; under the default small model, data past 2 GiB cannot be reached and
+  // the executable does not link.
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpu, features.getString(), targetOptions, llvm::Reloc::PIC_, std::nullopt, level));
+      triple, cpu, features.getString(), targetOptions, llvm::Reloc::PIC_,
+      llvm::CodeModel::Medium, level));
   if (!machine) return module.emitError("cannot create a target machine for CPU '") << cpu << "'";
   if (targetOut) *targetOut = triple + " " + cpu;
 

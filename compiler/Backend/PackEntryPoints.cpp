@@ -21,6 +21,8 @@ namespace stepc::backend {
 namespace {
 
 struct PackEntryPointsPass : impl::PackEntryPointsBase<PackEntryPointsPass> {
+  using PackEntryPointsBase::PackEntryPointsBase;
+
   mlir::LogicalResult pack(mlir::ModuleOp module, llvm::StringRef name, llvm::StringRef entry,
                            const rt::EntryDescription &described) {
     auto fn = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(name);
@@ -61,6 +63,9 @@ struct PackEntryPointsPass : impl::PackEntryPointsBase<PackEntryPointsPass> {
     }
     b.create<mlir::LLVM::CallOp>(loc, fn, args);
     b.create<mlir::LLVM::ReturnOp>(loc, mlir::ValueRange{});
+    // A second step in the same executable (the CUDA one) keeps its functions to itself.
+    if (prefix != "stepc_")
+      fn.setLinkageAttr(mlir::LLVM::LinkageAttr::get(ctx, mlir::LLVM::Linkage::Internal));
     return mlir::success();
   }
 
@@ -76,17 +81,19 @@ struct PackEntryPointsPass : impl::PackEntryPointsBase<PackEntryPointsPass> {
       module.emitError("bad `step.program` description: ") << s.message();
       return signalPassFailure();
     }
-    if (failed(pack(module, "train_step", "stepc_train_step", d.train)) ||
-        failed(pack(module, "eval_loss", "stepc_eval_loss", d.eval)))
+    std::string train = prefix + "train_step", eval = prefix + "eval_loss",
+                described = prefix + "program_description";
+    if (failed(pack(module, "train_step", train, d.train)) ||
+        failed(pack(module, "eval_loss", eval, d.eval)))
       return signalPassFailure();
-    if (module.lookupSymbol("stepc_program_description")) return;
+    if (module.lookupSymbol(described)) return;
     mlir::OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());
     std::string text = description.getValue().str();
     text.push_back('\0');
     auto type = mlir::LLVM::LLVMArrayType::get(b.getI8Type(), text.size());
     b.create<mlir::LLVM::GlobalOp>(module.getLoc(), type, /*isConstant=*/true,
-                                   mlir::LLVM::Linkage::External, "stepc_program_description",
+                                   mlir::LLVM::Linkage::External, described,
                                    b.getStringAttr(text));
   }
 };

@@ -46,6 +46,10 @@ def PlanMemory : Pass<"step-plan-memory", "mlir::ModuleOp"> {
 def PackEntryPoints : Pass<"step-pack-entry-points", "mlir::ModuleOp"> {
   let summary = "Adds packed entry points for @train_step / @eval_loss and embeds `step.program`";
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let options = [
+    Option<"prefix", "prefix", "std::string", "\"stepc_\"",
+           "Prefix of the entry points and the description (stepc_cuda_ for the CUDA module)">,
+  ];
 }
 
 def UpdateInPlace : Pass<"step-update-in-place", "mlir::ModuleOp"> {
@@ -82,6 +86,11 @@ def KernelsToGpu : Pass<"step-kernels-to-gpu", "mlir::ModuleOp"> {
 def EmulateGpu : Pass<"step-emulate-gpu", "mlir::ModuleOp"> {
   let summary = "Runs the CUDA mapping on the CPU: launches become loops over blocks and threads";
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
+def CudaHost : Pass<"step-cuda-host", "mlir::ModuleOp"> {
+  let summary = "Readies the gpu-stage host plan for device memory: runtime arena, CUDA GEMMs, device copies";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
 }
 
 #endif  // STEPC_BACKEND_PASSES_TD

@@ -33,6 +33,8 @@ void registerBackendDialects(mlir::DialectRegistry &registry) {
   mlir::registerLLVMDialectTranslation(registry);
   // The CUDA stages serialise gpu.module kernels through NVVM (CudaTarget.h).
   mlir::registerGPUDialectTranslation(registry);
+  // gpu.binary / gpu.launch_func in the CUDA step's host code: embed the fatbin, call mgpu*.
+  mlir::gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   mlir::registerNVVMDialectTranslation(registry);
 }
 

@@ -52,7 +52,8 @@ ABSL_FLAG(std::string, o, "",
 ABSL_FLAG(std::string, cpu, "native",
           "`compile`: the CPU to generate code for (native, or an LLVM CPU name like x86-64-v3)");
 ABSL_FLAG(std::string, target, "cpu",
-          "`compile`: cpu (a native executable), cuda (so far --emit=gpu and --emit=ptx) or "
+          "`compile`: cpu (a native executable), cuda (an executable with a CUDA step and the "
+          "CPU step it falls back to; --emit=gpu and --emit=ptx show the kernels) or "
           "cuda-emulated (a CPU executable running the CUDA kernels' blocks and threads one "
           "after another: checks the GPU mapping's numbers without a GPU)");
 ABSL_FLAG(std::string, gpu_arch, "sm_90", "`compile --target=cuda`: the NVIDIA architecture");
@@ -91,7 +92,8 @@ Usage:
       Print the IR at STAGE instead. Every printed stage parses back in (stepc-opt FILE).
   stepc compile MODEL.mlir --target=cuda --emit=gpu|ptx [--gpu-arch=sm_90] [-o FILE] ...
       The CUDA mapping of the same kernels: the `gpu` stage (gpu.func kernels launched by the
-      host plan) or the kernels' PTX. The CUDA executable itself is not built yet;
+      host plan) or the kernels' PTX. Without --emit, --target=cuda builds an executable with a
+      CUDA step (and the CPU step: `NAME train --device=auto` uses the GPU when there is one);
       --target=cuda-emulated builds a CPU executable that runs the CUDA kernels' blocks and
       threads one after another, to check their numbers without a GPU.
   Training flags: [--optimizer=sgd|adam|adamw] [--lr=X] [--sam-rho=X] [--micro-batches=K]
@@ -228,7 +230,10 @@ bool writeModule(mlir::ModuleOp module, llvm::StringRef path) {
 }
 
 // The `llvm` stage to an object file, linked with the runtime into the executable -o NAME.
-int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, const char *argv0) {
+// `cuda`: the module at `buffers`, to compile the CUDA step from (next to the CPU step, which
+// --device=auto falls back to).
+int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, const char *argv0,
+                            mlir::ModuleOp cuda) {
   std::string output = absl::GetFlag(FLAGS_o);
   if (output.empty()) output = model.getSymName().str();
   if (output == "-") return fail("-o -: an executable cannot go to stdout (use --emit=STAGE)");
@@ -269,8 +274,32 @@ int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, c
     llvm::sys::fs::remove(temporary);
     return 1;
   }
-  std::string error = stepc::backend::linkExecutable(object, archive, output);
+  std::vector<std::string> objects = {object};
+  llvm::SmallString<128> cudaTemporary;
+  if (cuda) {
+    std::string chip = absl::GetFlag(FLAGS_gpu_arch);
+    std::string cudaObject = output + ".cuda.o";
+    if (!absl::GetFlag(FLAGS_keep_object)) {
+      if (std::error_code ec = llvm::sys::fs::createTemporaryFile("stepc-cuda", "o", cudaTemporary))
+        return fail("cannot create a temporary file: " + ec.message());
+      cudaObject = cudaTemporary.str().str();
+    }
+    if (!llvm::StringRef(chip).starts_with("sm_"))
+      return fail("--gpu-arch expects an NVIDIA architecture like sm_90, found '" + chip + "'");
+    if (failed(stepc::backend::runPipeline(
+            cuda, (stepc::backend::gpuPipeline() + "," +
+                   stepc::backend::cudaExecutablePipeline(chip)).str())) ||
+        failed(stepc::backend::emitObject(cuda, cudaObject, options))) {
+      llvm::sys::fs::remove(temporary);
+      llvm::sys::fs::remove(cudaTemporary);
+      return 1;
+    }
+    objects.push_back(cudaObject);
+    std::fprintf(stderr, "stepc: CUDA step for %s (cubin and PTX embedded)\n", chip.c_str());
+  }
+  std::string error = stepc::backend::linkExecutable(objects, archive, output);
   if (!temporary.empty()) llvm::sys::fs::remove(temporary);
+  if (!cudaTemporary.empty()) llvm::sys::fs::remove(cudaTemporary);
   if (!error.empty()) return fail(error);
   std::fprintf(stderr, "stepc: wrote %s (run `%s --help`)\n", output.c_str(), output.c_str());
   return 0;
@@ -328,10 +357,6 @@ int main(int argc, char **argv) {
     target = "cuda";
     gpuEmit = emitFlag;
     emitFlag = "buffers";
-  } else if (target == "cuda" && command == "compile") {
-    if (emitFlag.empty())
-      return fail("--target=cuda builds no executable yet; --emit=gpu and --emit=ptx show the "
-                  "CUDA kernels (and every stage up to buffers is shared with the CPU)");
   }
   bool buildExecutable = command == "compile" && emitFlag.empty();
   // `plan` is a view of the `buffers` stage (the host's ordered commands), not an IR stage.
@@ -399,8 +424,12 @@ int main(int argc, char **argv) {
     return stepc::runInInterpreter(*module, run, llvm::outs());
   }
   std::string dumpDir = absl::GetFlag(FLAGS_dump_phases_to);
+  mlir::OwningOpRef<mlir::ModuleOp> cudaModule;
   for (const stepc::PhaseInfo &info : stepc::allPhases()) {
     if (info.phase != stepc::Phase::Model && failed(runPhase(info.phase, *module))) return 1;
+    // cuda: the CUDA step is compiled from the `buffers` stage, next to the CPU step.
+    if (info.phase == stepc::Phase::Buffers && target == "cuda" && buildExecutable)
+      cudaModule = mlir::OwningOpRef<mlir::ModuleOp>(module->clone());
     // cuda-emulated: the kernels as the CUDA mapping makes them, run on the CPU.
     if (info.phase == stepc::Phase::Buffers && target == "cuda-emulated" &&
         failed(stepc::backend::runPipeline(
@@ -418,7 +447,9 @@ int main(int argc, char **argv) {
     }
     if (info.phase == *emit) break;
   }
-  if (buildExecutable) return buildTrainingExecutable(*module, model, argv[0]);
+  if (buildExecutable)
+    return buildTrainingExecutable(*module, model, argv[0],
+                                   cudaModule ? *cudaModule : mlir::ModuleOp());
   std::string output = absl::GetFlag(FLAGS_o);
   if (!gpuEmit.empty()) {
     if (failed(stepc::backend::runPipeline(*module, stepc::backend::gpuPipeline()))) return 1;

@@ -68,6 +68,8 @@ Status Driver::load(Loader &loader, std::unique_ptr<Driver> &out) {
        resolve(loader, handle, "cuMemcpyHtoDAsync_v2", a.cuMemcpyHtoDAsync)},
       {"cuMemcpyDtoHAsync_v2",
        resolve(loader, handle, "cuMemcpyDtoHAsync_v2", a.cuMemcpyDtoHAsync)},
+      {"cuMemcpyDtoDAsync_v2",
+       resolve(loader, handle, "cuMemcpyDtoDAsync_v2", a.cuMemcpyDtoDAsync)},
       {"cuStreamCreate", resolve(loader, handle, "cuStreamCreate", a.cuStreamCreate)},
       {"cuStreamSynchronize",
        resolve(loader, handle, "cuStreamSynchronize", a.cuStreamSynchronize)},

@@ -64,6 +64,8 @@ struct Api {
                                 CUstream stream) = nullptr;
   CUresult (*cuMemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes,
                                 CUstream stream) = nullptr;
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                CUstream stream) = nullptr;
   CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags) = nullptr;
   CUresult (*cuStreamSynchronize)(CUstream stream) = nullptr;
   CUresult (*cuEventCreate)(CUevent *event, unsigned flags) = nullptr;

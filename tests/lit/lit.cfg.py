@@ -55,3 +55,19 @@ ptxas = os.environ.get("PTXAS", "/usr/local/cuda/bin/ptxas")
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# A usable NVIDIA GPU (the driver loads, cuInit succeeds, a device is there): the GPU tests in
+# tests/lit/gpu/ need one and are UNSUPPORTED elsewhere (CI has none). tests/gpu/run.sh is the
+# same check outside lit.
+def _cuda_gpu():
+    try:
+        import ctypes
+        cuda = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+    except OSError:
+        return False
+
+if _cuda_gpu():
+    config.available_features.add("cuda-gpu")
+config.substitutions.append(("%repo", repo))

@@ -1,0 +1,127 @@
+//===- CudaStep.cpp - one call of a compiled CUDA step --------------------===//
+#include "runtime/cuda/CudaStep.h"
+
+#include "runtime/cuda/Session.h"
+
+namespace stepc::rt::cuda {
+namespace {
+
+int64_t elementsOf(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+}  // namespace
+
+CudaStep::~CudaStep() {
+  Session &s = Session::get();
+  if (!s.status().ok()) return;
+  for (auto &[pointer, bytes] : device_)
+    if (pointer) s.driver().api().cuMemFree(pointer);
+}
+
+Status CudaStep::mirror(size_t slot, size_t bytes, CUdeviceptr &out) {
+  Session &s = Session::get();
+  if (device_.size() <= slot) device_.resize(slot + 1, {0, 0});
+  auto &[pointer, size] = device_[slot];
+  if (size < bytes) {
+    if (pointer) s.driver().api().cuMemFree(pointer);
+    pointer = 0;
+    size = 0;
+    if (Status st = s.driver().check(s.driver().api().cuMemAlloc(&pointer, bytes), "cuMemAlloc");
+        !st.ok())
+      return st;
+    size = bytes;
+  }
+  out = pointer;
+  return {};
+}
+
+Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry,
+                      void (*fn)(void **), const StepBuffers &buffers, int64_t step,
+                      std::vector<std::vector<float>> &results) {
+  Session &s = Session::get();
+  if (!s.status().ok()) return s.status();
+  const Api &api = s.driver().api();
+  CUstream stream = s.stream();
+  std::vector<void *> args;
+  size_t slot = 0;
+  auto in = [&](const void *host, size_t bytes) -> Status {
+    CUdeviceptr d = 0;
+    if (Status st = mirror(slot++, bytes, d); !st.ok()) return st;
+    if (Status st = s.driver().check(api.cuMemcpyHtoDAsync(d, host, bytes, stream),
+                                     "cuMemcpyHtoDAsync");
+        !st.ok())
+      return st;
+    args.push_back(reinterpret_cast<void *>(d));
+    return {};
+  };
+  int64_t stepValue = step;
+  for (const Binding &b : entry.args) {
+    Status st;
+    switch (b.kind) {
+      case Binding::Kind::kParam: {
+        const TensorBuffer &t = buffers.params.at(b.index);
+        st = in(t.data, static_cast<size_t>(t.elements()) * 4);
+        break;
+      }
+      case Binding::Kind::kState: {
+        const TensorBuffer &t = buffers.state.at(b.index);
+        st = in(t.data, static_cast<size_t>(t.elements()) * 4);
+        break;
+      }
+      case Binding::Kind::kBatch: {
+        const TensorBuffer &t = buffers.batch.at(b.index);
+        st = in(t.data, static_cast<size_t>(t.elements()) * 4);
+        break;
+      }
+      case Binding::Kind::kStep: st = in(&stepValue, sizeof stepValue); break;
+      case Binding::Kind::kMetric:
+        return Status::error("program description: a metric cannot be an argument");
+    }
+    if (!st.ok()) return st;
+  }
+  size_t firstResult = slot;
+  results.resize(entry.results.size());
+  for (size_t i = 0; i < entry.results.size(); ++i) {
+    const Binding &b = entry.results[i];
+    int64_t n = b.kind == Binding::Kind::kParam   ? elementsOf(info.params[b.index].shape)
+                : b.kind == Binding::Kind::kState ? elementsOf(info.state[b.index].shape)
+                                                  : 1;
+    results[i].assign(static_cast<size_t>(n), 0.0f);
+    CUdeviceptr d = 0;
+    if (Status st = mirror(slot++, static_cast<size_t>(n) * 4, d); !st.ok()) return st;
+    args.push_back(reinterpret_cast<void *>(d));
+  }
+  (void)s.takeError();  // a stale error of an earlier, failed step is not this one's
+  fn(args.data());
+  // Params and state were updated in place on the device: bring them back.
+  slot = 0;
+  for (const Binding &b : entry.args) {
+    const TensorBuffer *t = b.kind == Binding::Kind::kParam   ? &buffers.params.at(b.index)
+                            : b.kind == Binding::Kind::kState ? &buffers.state.at(b.index)
+                                                              : nullptr;
+    if (t)
+      if (Status st = s.driver().check(
+              api.cuMemcpyDtoHAsync(t->data, device_[slot].first,
+                                    static_cast<size_t>(t->elements()) * 4, stream),
+              "cuMemcpyDtoHAsync");
+          !st.ok())
+        return st;
+    ++slot;
+  }
+  for (size_t i = 0; i < entry.results.size(); ++i)
+    if (Status st = s.driver().check(
+            api.cuMemcpyDtoHAsync(results[i].data(), device_[firstResult + i].first,
+                                  results[i].size() * 4, stream),
+            "cuMemcpyDtoHAsync");
+        !st.ok())
+      return st;
+  if (Status st = s.driver().check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+      !st.ok())
+    return st;
+  return s.takeError();
+}
+
+}  // namespace stepc::rt::cuda

@@ -1,0 +1,41 @@
+//===- CudaStep.h - one call of a compiled CUDA step ------------*- C++ -*-===//
+//
+// The CUDA twin of CompiledProgram::call: the step's buffers get device mirrors (allocated
+// once), params, state, batch and the step counter are copied in, the packed entry point
+// enqueues the step on the session's stream with device pointers, and params and state
+// (updated in place on the device) and the results come back. One synchronisation per step;
+// then the session's recorded error, if any, is the step's.
+//
+// Params and state go both ways every step: simple and always right (the host may change them
+// between steps: init, resume, --init-from), but it moves them over PCIe twice per step.
+// Keeping them on the device between steps is the next step.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_RUNTIME_CUDA_CUDASTEP_H
+#define STEPC_RUNTIME_CUDA_CUDASTEP_H
+
+#include <vector>
+
+#include "runtime/ProgramDescription.h"
+#include "runtime/StepProgram.h"
+#include "runtime/cuda/Driver.h"
+
+namespace stepc::rt::cuda {
+
+class CudaStep {
+ public:
+  ~CudaStep();
+  /// Runs `fn` (an entry described by `entry`) on the device; results land in `results` (one
+  /// host vector per result binding, as CompiledProgram's scratch buffers).
+  Status call(const ProgramInfo &info, const EntryDescription &entry, void (*fn)(void **),
+              const StepBuffers &buffers, int64_t step,
+              std::vector<std::vector<float>> &results);
+
+ private:
+  Status mirror(size_t slot, size_t bytes, CUdeviceptr &out);
+  std::vector<std::pair<CUdeviceptr, size_t>> device_;  // by slot: pointer, bytes
+};
+
+}  // namespace stepc::rt::cuda
+
+#endif  // STEPC_RUNTIME_CUDA_CUDASTEP_H

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The GPU tests, on a machine with an NVIDIA GPU, from the executables tests/gpu/prepare.sh
+# wrote into build/gpu/ (carry that folder there). Without a GPU it says so and skips (exit 0).
+#
+#   tests/gpu/run.sh
+#
+# 1. For every model in models/tiny: 3 training steps with --device=cuda equal 3 with
+#    --device=cpu (the same executable, the same data and initialisation): every metric and
+#    every parameter within atol 1e-4 + rtol 1e-3. Both are float32; they differ in summation
+#    order (cuBLAS against OpenBLAS, one thread per row against vectorised loops), which after
+#    3 Adam steps stays well inside that.
+# 2. byte_lm and gpt2_124m: the median step time of steps 2-6 on the GPU, tokens/s, and MFU
+#    against the FP32 peak (H200: 67 TFLOP/s; the GEMMs are FP32 cuBLAS, no tensor cores yet).
+# Ends with "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+dir=build/gpu
+[[ -d $dir ]] || { echo "run.sh: no $dir: run tests/gpu/prepare.sh first (on any machine)"; exit 1; }
+work=$(mktemp -d)
+for f in "$dir"/*.xz; do xz -dc "$f" > "$work/$(basename "$f" .xz)"; chmod +x "$work/$(basename "$f" .xz)"; done
+cp "$dir/compare_runs.py" "$work/"
+probe=$("$work/tiny_mlp" train --steps 1 --device cuda 2>&1 >/dev/null | tail -1)
+if ! "$work/tiny_mlp" train --steps 1 --device cuda > /dev/null 2>&1; then
+  echo "run.sh: no usable GPU: ${probe#*error: }"
+  echo "GPU tests skipped"
+  echo "0 passed, 0 failed"
+  exit 0
+fi
+"$work/tiny_mlp" info | grep '^gpu '
+passed=0 failed=0
+for m in tiny_mlp tiny_byte_lm tiny_gpt2; do
+  for dev in cpu cuda; do
+    "$work/$m" train --steps 3 --device $dev --metrics "$work/$m.$dev.jsonl" \
+      --save-params "$work/$m.$dev.st" > "$work/$m.$dev.log" 2>&1
+  done
+  echo "== $m: CUDA step vs CPU step, 3 steps"
+  if python3 "$work/compare_runs.py" "$work/$m.cpu.jsonl" "$work/$m.cpu.st" "$work/$m.cuda.jsonl" \
+       "$work/$m.cuda.st" --rtol 1e-3 --atol 1e-4 --metrics loss,grad_norm,lr; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); tail -5 "$work/$m.cuda.log"
+  fi
+done
+for m in byte_lm gpt2_124m; do
+  if "$work/$m" train --steps 6 --device cuda --metrics "$work/$m.jsonl" > "$work/$m.log" 2>&1; then
+    python3 - "$work/$m.jsonl" "$m" "$("$work/$m" info | grep '^FLOPs per step')" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ms = statistics.median(r["step_ms"] for r in rows[1:])
+tps = statistics.median(r["tokens_per_s"] for r in rows[1:])
+flops = float(sys.argv[3].split()[-1])  # "FLOPs per step N" from `NAME info`
+mfu = flops / (ms / 1e3) / 67e12
+print(f"== {sys.argv[2]}: median step {ms:.1f} ms, {tps:.0f} tokens/s, "
+      f"{flops / 1e12:.2f} TFLOP/step, MFU {100 * mfu:.1f}% of 67 TFLOP/s FP32")
+PY
+    passed=$((passed + 1))
+  else
+    echo "== $m: the CUDA step failed:"; tail -5 "$work/$m.log"; failed=$((failed + 1))
+  fi
+done
+echo "$passed passed, $failed failed"
+[[ $failed == 0 ]]
