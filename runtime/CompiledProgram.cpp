@@ -9,15 +9,6 @@
 #include "runtime/cuda/Session.h"
 
 namespace stepc::rt {
-namespace {
-
-int64_t elementsOf(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-}  // namespace
 
 CompiledProgram::CompiledProgram(ProgramDescription description, PackedEntry train,
                                  PackedEntry eval)
@@ -104,8 +95,8 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
   scratch_.resize(entry.results.size());
   for (size_t i = 0; i < entry.results.size(); ++i) {
     const Binding &b = entry.results[i];
-    int64_t n = b.kind == Binding::Kind::kParam   ? elementsOf(info().params[b.index].shape)
-                : b.kind == Binding::Kind::kState ? elementsOf(info().state[b.index].shape)
+    int64_t n = b.kind == Binding::Kind::kParam   ? elementCount(info().params[b.index].shape)
+                : b.kind == Binding::Kind::kState ? elementCount(info().state[b.index].shape)
                                                   : 1;
     scratch_[i].resize(static_cast<size_t>(n));
     args_.push_back(scratch_[i].data());

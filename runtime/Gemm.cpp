@@ -18,25 +18,6 @@ namespace {
 
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 
-// One operand as BLAS sees it: a row-major matrix with leading dimension ld, possibly
-// transposed. A view [R, C] with strides (s0, 1) is row-major R x C (ld s0); with strides
-// (1, s1) it is the transpose of a row-major C x R (ld s1).
-struct Operand {
-  const float *data;
-  int64_t ld;
-  bool transposed;
-  bool ok;
-};
-
-Operand operand(const float *data, const int64_t *sizes, const int64_t *strides, bool trans) {
-  int64_t r = sizes[0], c = sizes[1];
-  if (strides[1] == 1 || c == 1)
-    return {data, std::max<int64_t>(r == 1 ? c : strides[0], c), trans, true};
-  if (strides[0] == 1 || r == 1)
-    return {data, std::max<int64_t>(c == 1 ? r : strides[1], r), !trans, true};
-  return {data, 0, trans, false};
-}
-
 // One BLAS call C = op(A) · op(B) (+ C), and how to split it across threads.
 struct Blas {
   Operand A, B;

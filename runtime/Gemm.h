@@ -17,6 +17,7 @@
 #ifndef STEPC_RUNTIME_GEMM_H
 #define STEPC_RUNTIME_GEMM_H
 
+#include <algorithm>
 #include <cstdint>
 
 namespace stepc::rt {
@@ -29,6 +30,25 @@ struct StridedMemRef {
   int64_t sizes[Rank];
   int64_t strides[Rank];
 };
+
+/// One GEMM operand as BLAS sees it: a row-major matrix with leading dimension ld, possibly
+/// transposed. A view [R, C] with strides (s0, 1) is row-major R x C (ld s0); with strides
+/// (1, s1) it is the transpose of a row-major C x R (ld s1). ok is false for a view with no
+/// unit stride. Shared by the OpenBLAS and cuBLAS implementations.
+struct Operand {
+  const float *data;
+  int64_t ld;
+  bool transposed;
+  bool ok;
+};
+
+inline Operand operand(const float *data, const int64_t *sizes, const int64_t *strides,
+                       bool trans) {
+  int64_t r = sizes[0], c = sizes[1];
+  if (strides[1] == 1 || c == 1) return {data, std::max<int64_t>(r == 1 ? c : strides[0], c), trans, true};
+  if (strides[0] == 1 || r == 1) return {data, std::max<int64_t>(c == 1 ? r : strides[1], r), !trans, true};
+  return {data, 0, trans, false};
+}
 
 /// GEMMs run on the step's thread pool (ThreadPool.h), split into blocks of rows or columns,
 /// one single-threaded BLAS call each; this keeps the library's own threads out of the way.

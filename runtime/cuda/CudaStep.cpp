@@ -4,15 +4,6 @@
 #include "runtime/cuda/Session.h"
 
 namespace stepc::rt::cuda {
-namespace {
-
-int64_t elementsOf(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-}  // namespace
 
 CudaStep::~CudaStep() {
   Session &s = Session::get();
@@ -86,8 +77,8 @@ Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry,
   results.resize(entry.results.size());
   for (size_t i = 0; i < entry.results.size(); ++i) {
     const Binding &b = entry.results[i];
-    int64_t n = b.kind == Binding::Kind::kParam   ? elementsOf(info.params[b.index].shape)
-                : b.kind == Binding::Kind::kState ? elementsOf(info.state[b.index].shape)
+    int64_t n = b.kind == Binding::Kind::kParam   ? elementCount(info.params[b.index].shape)
+                : b.kind == Binding::Kind::kState ? elementCount(info.state[b.index].shape)
                                                   : 1;
     results[i].assign(static_cast<size_t>(n), 0.0f);
     CUdeviceptr d = 0;

@@ -18,7 +18,9 @@
 #include "runtime/cuda/Session.h"
 
 using stepc::rt::Status;
+using stepc::rt::Operand;
 using stepc::rt::StridedMemRef;
+using stepc::rt::operand;
 using stepc::rt::cuda::Session;
 
 namespace {
@@ -75,23 +77,6 @@ Cublas &cublas() {
     return out;
   }();
   return c;
-}
-
-// A view as BLAS takes it (as in runtime/Gemm.cpp): row-major with leading dimension ld,
-// possibly transposed; ok is false for a view without a unit stride.
-struct Operand {
-  const float *data;
-  int64_t ld;
-  bool transposed, ok;
-};
-
-Operand operand(const float *data, const int64_t *sizes, const int64_t *strides, bool trans) {
-  int64_t r = sizes[0], c = sizes[1];
-  if (strides[1] == 1 || c == 1)
-    return {data, std::max<int64_t>(r == 1 ? c : strides[0], c), trans, true};
-  if (strides[0] == 1 || r == 1)
-    return {data, std::max<int64_t>(c == 1 ? r : strides[1], r), !trans, true};
-  return {data, 0, trans, false};
 }
 
 void gemm(const float *a, const int64_t *aSizes, const int64_t *aStrides, const float *b,
