@@ -1,6 +1,10 @@
 //===- CudaStep.cpp - one call of a compiled CUDA step --------------------===//
 #include "runtime/cuda/CudaStep.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
 #include "runtime/cuda/Session.h"
 
 namespace stepc::rt::cuda {
@@ -8,8 +12,47 @@ namespace stepc::rt::cuda {
 CudaStep::~CudaStep() {
   Session &s = Session::get();
   if (!s.status().ok()) return;
+  for (auto &[fn, graph] : graphs_)
+    if (graph.exec) s.driver().api().cuGraphExecDestroy(graph.exec);
   for (auto &[pointer, bytes] : device_)
     if (pointer) s.driver().api().cuMemFree(pointer);
+}
+
+Status CudaStep::launch(void (*fn)(void **), std::vector<void *> &args) {
+  Session &s = Session::get();
+  const Api &api = s.driver().api();
+  Graph &graph = graphs_[fn];
+  const char *env = std::getenv("STEPC_CUDA_GRAPH");
+  bool graphs = !(env && std::string(env) == "0") && !graph.disabled;
+  ++graph.calls;
+  if (graphs && graph.exec)
+    return s.driver().check(api.cuGraphLaunch(graph.exec, s.stream()), "cuGraphLaunch");
+  if (!graphs || graph.calls == 1) {
+    fn(args.data());
+    return {};
+  }
+  // Capture mode 0: global, the strictest; anything not capturable fails the capture.
+  CUgraph captured = nullptr;
+  Status st = s.driver().check(api.cuStreamBeginCapture(s.stream(), 0), "cuStreamBeginCapture");
+  if (st.ok()) {
+    fn(args.data());
+    st = s.driver().check(api.cuStreamEndCapture(s.stream(), &captured), "cuStreamEndCapture");
+    if (Status launched = s.takeError(); st.ok() && !launched.ok()) st = launched;
+  }
+  if (st.ok())
+    st = s.driver().check(api.cuGraphInstantiate(&graph.exec, captured, 0),
+                          "cuGraphInstantiateWithFlags");
+  if (captured) api.cuGraphDestroy(captured);
+  if (!st.ok()) {
+    // Nothing of the captured step ran: run it directly, now and from now on.
+    graph.disabled = true;
+    graph.exec = nullptr;
+    std::fprintf(stderr, "stepc: the step could not be captured as a CUDA graph (%s); "
+                 "launching its kernels one by one\n", st.message().c_str());
+    fn(args.data());
+    return {};
+  }
+  return s.driver().check(api.cuGraphLaunch(graph.exec, s.stream()), "cuGraphLaunch");
 }
 
 Status CudaStep::mirror(size_t slot, size_t bytes, CUdeviceptr &out) {
@@ -86,7 +129,7 @@ Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry,
     args.push_back(reinterpret_cast<void *>(d));
   }
   (void)s.takeError();  // a stale error of an earlier, failed step is not this one's
-  fn(args.data());
+  if (Status st = launch(fn, args); !st.ok()) return st;
   // Params and state were updated in place on the device: bring them back.
   slot = 0;
   for (const Binding &b : entry.args) {

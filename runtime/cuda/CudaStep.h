@@ -6,6 +6,13 @@
 // (updated in place on the device) and the results come back. One synchronisation per step;
 // then the session's recorded error, if any, is the step's.
 //
+// The step itself is captured as one CUDA graph and replayed: the first call of an entry point
+// runs its launches directly (the arena is allocated and cuBLAS initialised then, which capture
+// would not allow), the second is captured into a graph and launched, later calls only launch
+// that graph (its buffers are the same device mirrors every step; the host plan is not run
+// again). If capture fails, the entry runs without a graph from then on. STEPC_CUDA_GRAPH=0
+// turns graphs off.
+//
 // Params and state go both ways every step: simple and always right (the host may change them
 // between steps: init, resume, --init-from), but it moves them over PCIe twice per step.
 // Keeping them on the device between steps is the next step.
@@ -14,6 +21,7 @@
 #ifndef STEPC_RUNTIME_CUDA_CUDASTEP_H
 #define STEPC_RUNTIME_CUDA_CUDASTEP_H
 
+#include <map>
 #include <vector>
 
 #include "runtime/ProgramDescription.h"
@@ -33,7 +41,15 @@ class CudaStep {
 
  private:
   Status mirror(size_t slot, size_t bytes, CUdeviceptr &out);
+  /// Runs fn(args) on the stream: directly, captured, or as the replay of its graph.
+  Status launch(void (*fn)(void **), std::vector<void *> &args);
   std::vector<std::pair<CUdeviceptr, size_t>> device_;  // by slot: pointer, bytes
+  struct Graph {
+    int calls = 0;
+    bool disabled = false;
+    CUgraphExec exec = nullptr;
+  };
+  std::map<void (*)(void **), Graph> graphs_;  // by entry point
 };
 
 }  // namespace stepc::rt::cuda

@@ -2,7 +2,9 @@
 // with a fake libcuda: the kernels' module loads through cuModuleLoadData, functions are looked
 // up once and cached, launches reach cuLaunchKernel with their grid, block, parameters and the
 // session's one stream, and failures (no driver, a failed launch) are recorded for the step to
-// report instead of crashing.
+// report instead of crashing. CudaStep: buffers mirrored once, copied in and out every step, the
+// step run directly once, then captured as a CUDA graph and replayed (or run directly when
+// graphs are off or the capture fails).
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -11,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/cuda/CudaStep.h"
 #include "runtime/cuda/Session.h"
 
 extern "C" {
@@ -98,6 +101,45 @@ CUresult launch(CUfunction, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 }
 CUresult other() { return kSuccess; }
 
+// Memory, copies and graphs for CudaStep.
+struct GraphCalls {
+  unsigned long long next = 0x10000;
+  int allocs = 0, h2d = 0, d2h = 0, begin = 0, end = 0, instantiate = 0, graphLaunch = 0;
+  CUresult endResult = kSuccess;
+} gGraph;
+CUresult memAlloc(CUdeviceptr *p, size_t bytes) {
+  *p = gGraph.next;
+  gGraph.next += (bytes + 255) / 256 * 256;
+  ++gGraph.allocs;
+  return kSuccess;
+}
+CUresult h2d(CUdeviceptr, const void *, size_t, CUstream) {
+  ++gGraph.h2d;
+  return kSuccess;
+}
+CUresult d2h(void *, CUdeviceptr, size_t, CUstream) {
+  ++gGraph.d2h;
+  return kSuccess;
+}
+CUresult beginCapture(CUstream, int) {
+  ++gGraph.begin;
+  return kSuccess;
+}
+CUresult endCapture(CUstream, CUgraph *g) {
+  ++gGraph.end;
+  *g = reinterpret_cast<CUgraph>(0x99);
+  return gGraph.endResult;
+}
+CUresult instantiate(CUgraphExec *e, CUgraph, unsigned long long) {
+  ++gGraph.instantiate;
+  *e = reinterpret_cast<CUgraphExec>(0x98);
+  return kSuccess;
+}
+CUresult graphLaunch(CUgraphExec, CUstream) {
+  ++gGraph.graphLaunch;
+  return kSuccess;
+}
+
 class FakeDriver : public Loader {
  public:
   bool present = true;
@@ -117,6 +159,13 @@ class FakeDriver : public Loader {
         {"cuModuleLoadData", reinterpret_cast<void *>(&moduleLoad)},
         {"cuModuleGetFunction", reinterpret_cast<void *>(&getFunction)},
         {"cuLaunchKernel", reinterpret_cast<void *>(&launch)},
+        {"cuMemAlloc_v2", reinterpret_cast<void *>(&memAlloc)},
+        {"cuMemcpyHtoDAsync_v2", reinterpret_cast<void *>(&h2d)},
+        {"cuMemcpyDtoHAsync_v2", reinterpret_cast<void *>(&d2h)},
+        {"cuStreamBeginCapture_v2", reinterpret_cast<void *>(&beginCapture)},
+        {"cuStreamEndCapture", reinterpret_cast<void *>(&endCapture)},
+        {"cuGraphInstantiateWithFlags", reinterpret_cast<void *>(&instantiate)},
+        {"cuGraphLaunch", reinterpret_cast<void *>(&graphLaunch)},
     };
     auto it = table.find(n);
     return it != table.end() ? it->second : reinterpret_cast<void *>(&other);
@@ -128,6 +177,8 @@ class CudaSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     gCalls = Calls();
+    gGraph = GraphCalls();
+    unsetenv("STEPC_CUDA_GRAPH");
     Session::useLoaderForTesting(&fake);
   }
   void TearDown() override {
@@ -186,6 +237,100 @@ TEST_F(CudaSessionTest, NoDriverIsRecordedNotFatal) {
   EXPECT_EQ(gCalls.launches, 0);
   EXPECT_EQ(Session::get().takeError().message().rfind("no CUDA driver: cannot load libcuda.so.1", 0),
             0u);
+}
+
+// A packed entry point standing in for the compiled host plan: it launches one kernel.
+int gEntryCalls = 0;
+std::vector<void *> gEntryArgs;
+void fakeEntry(void **args) {
+  ++gEntryCalls;
+  gEntryArgs.assign(args, args + 3);
+  void *module = mgpuModuleLoad(nullptr, 0);
+  mgpuLaunchKernel(mgpuModuleGetFunction(module, "k"), 1, 1, 1, 32, 1, 1, 0, mgpuStreamCreate(),
+                   nullptr, nullptr, 0);
+}
+
+struct StepFixture {
+  ProgramInfo info;
+  EntryDescription entry;
+  std::vector<float> w = {1, 2, 3, 4};
+  std::vector<float> x = {5, 6};
+  StepBuffers buffers;
+  StepFixture() {
+    ParamSpec p;
+    p.name = "w";
+    p.shape = {4};
+    info.params.push_back(p);
+    entry.symbol = "stepc_cuda_train_step";
+    Binding param;
+    param.kind = Binding::Kind::kParam;
+    param.index = 0;
+    Binding batch;
+    batch.kind = Binding::Kind::kBatch;
+    batch.index = 0;
+    Binding loss;
+    loss.kind = Binding::Kind::kMetric;
+    loss.metric = "loss";
+    entry.args = {param, batch};
+    entry.results = {loss};
+    TensorBuffer tw;
+    tw.shape = {4};
+    tw.data = w.data();
+    TensorBuffer tx;
+    tx.shape = {2};
+    tx.data = x.data();
+    buffers.params = {tw};
+    buffers.batch = {tx};
+  }
+};
+
+TEST_F(CudaSessionTest, StepRunsDirectlyThenCapturesThenReplaysItsGraph) {
+  gEntryCalls = 0;
+  StepFixture f;
+  CudaStep step;
+  std::vector<std::vector<float>> results;
+  for (int i = 0; i < 4; ++i) {
+    Status s = step.call(f.info, f.entry, fakeEntry, f.buffers, i, results);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  // Step 0 direct, step 1 captured (the host plan runs once more, inside the capture), steps
+  // 2 and 3 replay the graph without running the host plan.
+  EXPECT_EQ(gEntryCalls, 2);
+  EXPECT_EQ(gGraph.begin, 1);
+  EXPECT_EQ(gGraph.end, 1);
+  EXPECT_EQ(gGraph.instantiate, 1);
+  EXPECT_EQ(gGraph.graphLaunch, 3);
+  // Mirrors are allocated once (param, batch, loss) and are the entry's arguments.
+  EXPECT_EQ(gGraph.allocs, 3);
+  ASSERT_EQ(gEntryArgs.size(), 3u);
+  EXPECT_NE(gEntryArgs[0], gEntryArgs[1]);
+  // In: param and batch every step; out: the param (updated in place) and the loss.
+  EXPECT_EQ(gGraph.h2d, 4 * 2);
+  EXPECT_EQ(gGraph.d2h, 4 * 2);
+  ASSERT_EQ(results.size(), 1u);
+}
+
+TEST_F(CudaSessionTest, StepWithoutGraphsAndAfterAFailedCapture) {
+  StepFixture f;
+  std::vector<std::vector<float>> results;
+  gEntryCalls = 0;
+  setenv("STEPC_CUDA_GRAPH", "0", 1);
+  {
+    CudaStep step;
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(step.call(f.info, f.entry, fakeEntry, f.buffers, i, results).ok());
+  }
+  EXPECT_EQ(gEntryCalls, 3);
+  EXPECT_EQ(gGraph.begin, 0);
+  unsetenv("STEPC_CUDA_GRAPH");
+  // A capture that fails: that step runs directly after it, and so do all later ones.
+  gEntryCalls = 0;
+  gGraph.endResult = 900;
+  CudaStep step;
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(step.call(f.info, f.entry, fakeEntry, f.buffers, i, results).ok());
+  EXPECT_EQ(gGraph.begin, 1);
+  EXPECT_EQ(gGraph.instantiate, 0);
+  EXPECT_EQ(gGraph.graphLaunch, 0);
+  EXPECT_EQ(gEntryCalls, 1 + 2 + 1 + 1);  // direct, captured + rerun, direct, direct
 }
 
 }  // namespace
