@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "runtime/cuda/Session.h"
@@ -16,6 +17,8 @@ CudaStep::~CudaStep() {
     if (graph.exec) s.driver().api().cuGraphExecDestroy(graph.exec);
   for (auto &[pointer, bytes] : device_)
     if (pointer) s.driver().api().cuMemFree(pointer);
+  for (auto &[pointer, bytes] : pinned_)
+    if (pointer) s.driver().api().cuMemFreeHost(pointer);
 }
 
 Status CudaStep::launch(void (*fn)(void **), std::vector<void *> &args) {
@@ -53,6 +56,20 @@ Status CudaStep::launch(void (*fn)(void **), std::vector<void *> &args) {
     return {};
   }
   return s.driver().check(api.cuGraphLaunch(graph.exec, s.stream()), "cuGraphLaunch");
+}
+
+void *CudaStep::pinned(size_t slot, size_t bytes) {
+  Session &s = Session::get();
+  if (pinned_.size() <= slot) pinned_.resize(slot + 1, {nullptr, 0});
+  auto &[pointer, size] = pinned_[slot];
+  if (size < bytes) {
+    if (pointer) s.driver().api().cuMemFreeHost(pointer);
+    pointer = nullptr;
+    size = 0;
+    if (s.driver().api().cuMemHostAlloc(&pointer, bytes, 0) != kSuccess) return nullptr;
+    size = bytes;
+  }
+  return pointer;
 }
 
 Status CudaStep::mirror(size_t slot, size_t bytes, CUdeviceptr &out) {
@@ -106,8 +123,15 @@ Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry,
         break;
       }
       case Binding::Kind::kBatch: {
+        // Through a pinned staging buffer, so that the copy is asynchronous.
         const TensorBuffer &t = buffers.batch.at(b.index);
-        st = in(t.data, static_cast<size_t>(t.elements()) * 4);
+        size_t bytes = static_cast<size_t>(t.elements()) * 4;
+        const void *source = t.data;
+        if (void *staging = pinned(slot, bytes)) {
+          std::memcpy(staging, t.data, bytes);
+          source = staging;
+        }
+        st = in(source, bytes);
         break;
       }
       case Binding::Kind::kStep: st = in(&stepValue, sizeof stepValue); break;

@@ -1,7 +1,8 @@
 //===- CudaStep.h - one call of a compiled CUDA step ------------*- C++ -*-===//
 //
 // The CUDA twin of CompiledProgram::call: the step's buffers get device mirrors (allocated
-// once), params, state, batch and the step counter are copied in, the packed entry point
+// once), params, state, batch (through pinned staging buffers) and the step counter are copied
+// in, the packed entry point
 // enqueues the step on the session's stream with device pointers, and params and state
 // (updated in place on the device) and the results come back. One synchronisation per step;
 // then the session's recorded error, if any, is the step's.
@@ -41,6 +42,9 @@ class CudaStep {
 
  private:
   Status mirror(size_t slot, size_t bytes, CUdeviceptr &out);
+  /// A pinned host staging buffer for slot (batches), or null if none can be had.
+  void *pinned(size_t slot, size_t bytes);
+  std::vector<std::pair<void *, size_t>> pinned_;  // by slot
   /// Runs fn(args) on the stream: directly, captured, or as the replay of its graph.
   Status launch(void (*fn)(void **), std::vector<void *> &args);
   std::vector<std::pair<CUdeviceptr, size_t>> device_;  // by slot: pointer, bytes

@@ -121,6 +121,14 @@ CUresult d2h(void *, CUdeviceptr, size_t, CUstream) {
   ++gGraph.d2h;
   return kSuccess;
 }
+int gPinned = 0;
+std::vector<std::vector<char>> gPinnedMemory;
+CUresult hostAlloc(void **p, size_t bytes, unsigned) {
+  ++gPinned;
+  gPinnedMemory.emplace_back(bytes);
+  *p = gPinnedMemory.back().data();
+  return kSuccess;
+}
 CUresult beginCapture(CUstream, int) {
   ++gGraph.begin;
   return kSuccess;
@@ -161,6 +169,7 @@ class FakeDriver : public Loader {
         {"cuLaunchKernel", reinterpret_cast<void *>(&launch)},
         {"cuMemAlloc_v2", reinterpret_cast<void *>(&memAlloc)},
         {"cuMemcpyHtoDAsync_v2", reinterpret_cast<void *>(&h2d)},
+        {"cuMemHostAlloc", reinterpret_cast<void *>(&hostAlloc)},
         {"cuMemcpyDtoHAsync_v2", reinterpret_cast<void *>(&d2h)},
         {"cuStreamBeginCapture_v2", reinterpret_cast<void *>(&beginCapture)},
         {"cuStreamEndCapture", reinterpret_cast<void *>(&endCapture)},
@@ -178,6 +187,7 @@ class CudaSessionTest : public ::testing::Test {
   void SetUp() override {
     gCalls = Calls();
     gGraph = GraphCalls();
+    gPinned = 0;
     unsetenv("STEPC_CUDA_GRAPH");
     Session::useLoaderForTesting(&fake);
   }
@@ -300,8 +310,10 @@ TEST_F(CudaSessionTest, StepRunsDirectlyThenCapturesThenReplaysItsGraph) {
   EXPECT_EQ(gGraph.end, 1);
   EXPECT_EQ(gGraph.instantiate, 1);
   EXPECT_EQ(gGraph.graphLaunch, 3);
-  // Mirrors are allocated once (param, batch, loss) and are the entry's arguments.
+  // Mirrors are allocated once (param, batch, loss) and are the entry's arguments; the batch
+  // goes through one pinned staging buffer.
   EXPECT_EQ(gGraph.allocs, 3);
+  EXPECT_EQ(gPinned, 1);
   ASSERT_EQ(gEntryArgs.size(), 3u);
   EXPECT_NE(gEntryArgs[0], gEntryArgs[1]);
   // In: param and batch every step; out: the param (updated in place) and the loss.
