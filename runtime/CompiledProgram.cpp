@@ -1,6 +1,7 @@
 //===- CompiledProgram.cpp - a StepProgram backed by compiled entry points ===//
 #include "runtime/CompiledProgram.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -78,7 +79,15 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
     PackedEntry cudaFn = &entry == &description_.train ? cudaTrain_ : cudaEval_;
     if (cudaEntry.results.size() != entry.results.size())
       return Status::error("the CUDA step's results differ from the CPU step's");
-    return cudaStep_->call(info(), cudaEntry, cudaFn, buffers, step, scratch_);
+    // The train step keeps params and state on the device (syncToHost brings them back),
+    // unless an update comes back as a result instead of in place.
+    bool resident = &entry == &description_.train &&
+                    std::none_of(cudaEntry.results.begin(), cudaEntry.results.end(),
+                                 [](const Binding &b) {
+                                   return b.kind == Binding::Kind::kParam ||
+                                          b.kind == Binding::Kind::kState;
+                                 });
+    return cudaStep_->call(info(), cudaEntry, cudaFn, buffers, step, resident, scratch_);
   }
   int64_t stepValue = step;
   args_.clear();
@@ -103,6 +112,10 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
   }
   fn(args_.data());
   return {};
+}
+
+Status CompiledProgram::syncToHost(const StepBuffers &buffers) {
+  return useCuda_ ? cudaStep_->syncToHost(cudaTrain_, buffers) : Status();
 }
 
 Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) {

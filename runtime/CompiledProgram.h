@@ -37,6 +37,7 @@ class CompiledProgram : public StepProgram {
   const ProgramDescription &description() const { return description_; }
   Status setThreads(int threads) override;
   Status run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) override;
+  Status syncToHost(const StepBuffers &buffers) override;
   Status evaluate(const StepBuffers &buffers, int64_t step, double &loss) override;
 
  private:

@@ -143,6 +143,14 @@ class StepProgram {
     return false;
   }
 
+  /// Brings params and state back into `buffers` for programs that keep them elsewhere between
+  /// steps (the CUDA step keeps them on the device). Called before the host reads them:
+  /// checkpoints, --save-params, the end of a run.
+  virtual Status syncToHost(const StepBuffers &buffers) {
+    (void)buffers;
+    return {};
+  }
+
   /// The threads the step may use (--threads; 0: the program's choice). Called before the
   /// first step.
   virtual Status setThreads(int threads) {

@@ -342,6 +342,7 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
     bool stop = options.interrupted && *options.interrupted;
     if (!options.checkpointDir.empty() &&
         (stop || (options.checkpointEvery > 0 && (step + 1) % options.checkpointEvery == 0))) {
+      if (Status s = program.syncToHost(buffers); !s.ok()) return s;
       if (Status s = checkpoints.write(step + 1); !s.ok()) return s;
       lastWritten = step + 1;
     }
@@ -355,6 +356,8 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
     }
   }
   int64_t end = std::max(first, total);
+  // The program may keep params and state elsewhere between steps (the CUDA step).
+  if (Status s = program.syncToHost(buffers); !s.ok()) return s;
   if (!options.checkpointDir.empty() && lastWritten != end)
     if (Status s = checkpoints.write(end); !s.ok()) return s;
   if (!options.saveParams.empty()) {

@@ -1,4 +1,4 @@
-//===- CudaStep.cpp - one call of a compiled CUDA step --------------------===//
+//===- CudaStep.cpp - calls of a compiled CUDA step -----------------------===//
 #include "runtime/cuda/CudaStep.h"
 
 #include <cstdio>
@@ -13,24 +13,25 @@ namespace stepc::rt::cuda {
 CudaStep::~CudaStep() {
   Session &s = Session::get();
   if (!s.status().ok()) return;
-  for (auto &[fn, graph] : graphs_)
-    if (graph.exec) s.driver().api().cuGraphExecDestroy(graph.exec);
-  for (auto &[pointer, bytes] : device_)
-    if (pointer) s.driver().api().cuMemFree(pointer);
-  for (auto &[pointer, bytes] : pinned_)
-    if (pointer) s.driver().api().cuMemFreeHost(pointer);
+  const Api &api = s.driver().api();
+  for (auto &[fn, m] : entries_) {
+    if (m.graph) api.cuGraphExecDestroy(m.graph);
+    for (auto &[pointer, bytes] : m.device)
+      if (pointer) api.cuMemFree(pointer);
+    for (auto &[pointer, bytes] : m.pinned)
+      if (pointer) api.cuMemFreeHost(pointer);
+  }
 }
 
-Status CudaStep::launch(void (*fn)(void **), std::vector<void *> &args) {
+Status CudaStep::launch(Mirrors &m, Entry fn, std::vector<void *> &args) {
   Session &s = Session::get();
   const Api &api = s.driver().api();
-  Graph &graph = graphs_[fn];
   const char *env = std::getenv("STEPC_CUDA_GRAPH");
-  bool graphs = !(env && std::string(env) == "0") && !graph.disabled;
-  ++graph.calls;
-  if (graphs && graph.exec)
-    return s.driver().check(api.cuGraphLaunch(graph.exec, s.stream()), "cuGraphLaunch");
-  if (!graphs || graph.calls == 1) {
+  bool graphs = !(env && std::string(env) == "0") && !m.graphDisabled;
+  ++m.calls;
+  if (graphs && m.graph)
+    return s.driver().check(api.cuGraphLaunch(m.graph, s.stream()), "cuGraphLaunch");
+  if (!graphs || m.calls == 1) {
     fn(args.data());
     return {};
   }
@@ -43,25 +44,25 @@ Status CudaStep::launch(void (*fn)(void **), std::vector<void *> &args) {
     if (Status launched = s.takeError(); st.ok() && !launched.ok()) st = launched;
   }
   if (st.ok())
-    st = s.driver().check(api.cuGraphInstantiate(&graph.exec, captured, 0),
+    st = s.driver().check(api.cuGraphInstantiate(&m.graph, captured, 0),
                           "cuGraphInstantiateWithFlags");
   if (captured) api.cuGraphDestroy(captured);
   if (!st.ok()) {
     // Nothing of the captured step ran: run it directly, now and from now on.
-    graph.disabled = true;
-    graph.exec = nullptr;
+    m.graphDisabled = true;
+    m.graph = nullptr;
     std::fprintf(stderr, "stepc: the step could not be captured as a CUDA graph (%s); "
                  "launching its kernels one by one\n", st.message().c_str());
     fn(args.data());
     return {};
   }
-  return s.driver().check(api.cuGraphLaunch(graph.exec, s.stream()), "cuGraphLaunch");
+  return s.driver().check(api.cuGraphLaunch(m.graph, s.stream()), "cuGraphLaunch");
 }
 
-void *CudaStep::pinned(size_t slot, size_t bytes) {
+void *CudaStep::pinned(Mirrors &m, size_t slot, size_t bytes) {
   Session &s = Session::get();
-  if (pinned_.size() <= slot) pinned_.resize(slot + 1, {nullptr, 0});
-  auto &[pointer, size] = pinned_[slot];
+  if (m.pinned.size() <= slot) m.pinned.resize(slot + 1, {nullptr, 0});
+  auto &[pointer, size] = m.pinned[slot];
   if (size < bytes) {
     if (pointer) s.driver().api().cuMemFreeHost(pointer);
     pointer = nullptr;
@@ -72,10 +73,10 @@ void *CudaStep::pinned(size_t slot, size_t bytes) {
   return pointer;
 }
 
-Status CudaStep::mirror(size_t slot, size_t bytes, CUdeviceptr &out) {
+Status CudaStep::mirror(Mirrors &m, size_t slot, size_t bytes, CUdeviceptr &out) {
   Session &s = Session::get();
-  if (device_.size() <= slot) device_.resize(slot + 1, {0, 0});
-  auto &[pointer, size] = device_[slot];
+  if (m.device.size() <= slot) m.device.resize(slot + 1, {0, 0});
+  auto &[pointer, size] = m.device[slot];
   if (size < bytes) {
     if (pointer) s.driver().api().cuMemFree(pointer);
     pointer = 0;
@@ -89,58 +90,63 @@ Status CudaStep::mirror(size_t slot, size_t bytes, CUdeviceptr &out) {
   return {};
 }
 
-Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry,
-                      void (*fn)(void **), const StepBuffers &buffers, int64_t step,
+namespace {
+
+// The host buffer of a param or state binding, or null.
+const TensorBuffer *persistent(const Binding &b, const StepBuffers &buffers) {
+  if (b.kind == Binding::Kind::kParam) return &buffers.params.at(b.index);
+  if (b.kind == Binding::Kind::kState) return &buffers.state.at(b.index);
+  return nullptr;
+}
+
+}  // namespace
+
+Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry, Entry fn,
+                      const StepBuffers &buffers, int64_t step, bool resident,
                       std::vector<std::vector<float>> &results) {
   Session &s = Session::get();
   if (!s.status().ok()) return s.status();
   const Api &api = s.driver().api();
   CUstream stream = s.stream();
+  Mirrors &m = entries_[fn];
+  m.entry = &entry;
+  bool upload = !(resident && m.resident);  // resident params and state are on the device
   std::vector<void *> args;
-  size_t slot = 0;
-  auto in = [&](const void *host, size_t bytes) -> Status {
-    CUdeviceptr d = 0;
-    if (Status st = mirror(slot++, bytes, d); !st.ok()) return st;
-    if (Status st = s.driver().check(api.cuMemcpyHtoDAsync(d, host, bytes, stream),
-                                     "cuMemcpyHtoDAsync");
-        !st.ok())
-      return st;
-    args.push_back(reinterpret_cast<void *>(d));
-    return {};
-  };
   int64_t stepValue = step;
-  for (const Binding &b : entry.args) {
-    Status st;
-    switch (b.kind) {
-      case Binding::Kind::kParam: {
-        const TensorBuffer &t = buffers.params.at(b.index);
-        st = in(t.data, static_cast<size_t>(t.elements()) * 4);
-        break;
+  for (size_t slot = 0; slot < entry.args.size(); ++slot) {
+    const Binding &b = entry.args[slot];
+    const void *host = nullptr;
+    size_t bytes = 0;
+    bool copy = true;
+    if (const TensorBuffer *t = persistent(b, buffers)) {
+      host = t->data;
+      bytes = static_cast<size_t>(t->elements()) * 4;
+      copy = upload;
+    } else if (b.kind == Binding::Kind::kBatch) {
+      // Through a pinned staging buffer, so that the copy is asynchronous.
+      const TensorBuffer &t = buffers.batch.at(b.index);
+      bytes = static_cast<size_t>(t.elements()) * 4;
+      host = t.data;
+      if (void *staging = pinned(m, slot, bytes)) {
+        std::memcpy(staging, t.data, bytes);
+        host = staging;
       }
-      case Binding::Kind::kState: {
-        const TensorBuffer &t = buffers.state.at(b.index);
-        st = in(t.data, static_cast<size_t>(t.elements()) * 4);
-        break;
-      }
-      case Binding::Kind::kBatch: {
-        // Through a pinned staging buffer, so that the copy is asynchronous.
-        const TensorBuffer &t = buffers.batch.at(b.index);
-        size_t bytes = static_cast<size_t>(t.elements()) * 4;
-        const void *source = t.data;
-        if (void *staging = pinned(slot, bytes)) {
-          std::memcpy(staging, t.data, bytes);
-          source = staging;
-        }
-        st = in(source, bytes);
-        break;
-      }
-      case Binding::Kind::kStep: st = in(&stepValue, sizeof stepValue); break;
-      case Binding::Kind::kMetric:
-        return Status::error("program description: a metric cannot be an argument");
+    } else if (b.kind == Binding::Kind::kStep) {
+      host = &stepValue;
+      bytes = sizeof stepValue;
+    } else {
+      return Status::error("program description: a metric cannot be an argument");
     }
-    if (!st.ok()) return st;
+    CUdeviceptr d = 0;
+    if (Status st = mirror(m, slot, bytes, d); !st.ok()) return st;
+    if (copy)
+      if (Status st = s.driver().check(api.cuMemcpyHtoDAsync(d, host, bytes, stream),
+                                       "cuMemcpyHtoDAsync");
+          !st.ok())
+        return st;
+    args.push_back(reinterpret_cast<void *>(d));
   }
-  size_t firstResult = slot;
+  size_t firstResult = entry.args.size();
   results.resize(entry.results.size());
   for (size_t i = 0; i < entry.results.size(); ++i) {
     const Binding &b = entry.results[i];
@@ -149,29 +155,15 @@ Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry,
                                                   : 1;
     results[i].assign(static_cast<size_t>(n), 0.0f);
     CUdeviceptr d = 0;
-    if (Status st = mirror(slot++, static_cast<size_t>(n) * 4, d); !st.ok()) return st;
+    if (Status st = mirror(m, firstResult + i, static_cast<size_t>(n) * 4, d); !st.ok()) return st;
     args.push_back(reinterpret_cast<void *>(d));
   }
   (void)s.takeError();  // a stale error of an earlier, failed step is not this one's
-  if (Status st = launch(fn, args); !st.ok()) return st;
-  // Params and state were updated in place on the device: bring them back.
-  slot = 0;
-  for (const Binding &b : entry.args) {
-    const TensorBuffer *t = b.kind == Binding::Kind::kParam   ? &buffers.params.at(b.index)
-                            : b.kind == Binding::Kind::kState ? &buffers.state.at(b.index)
-                                                              : nullptr;
-    if (t)
-      if (Status st = s.driver().check(
-              api.cuMemcpyDtoHAsync(t->data, device_[slot].first,
-                                    static_cast<size_t>(t->elements()) * 4, stream),
-              "cuMemcpyDtoHAsync");
-          !st.ok())
-        return st;
-    ++slot;
-  }
+  if (Status st = launch(m, fn, args); !st.ok()) return st;
+  m.resident = resident;
   for (size_t i = 0; i < entry.results.size(); ++i)
     if (Status st = s.driver().check(
-            api.cuMemcpyDtoHAsync(results[i].data(), device_[firstResult + i].first,
+            api.cuMemcpyDtoHAsync(results[i].data(), m.device[firstResult + i].first,
                                   results[i].size() * 4, stream),
             "cuMemcpyDtoHAsync");
         !st.ok())
@@ -180,6 +172,23 @@ Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry,
       !st.ok())
     return st;
   return s.takeError();
+}
+
+Status CudaStep::syncToHost(Entry fn, const StepBuffers &buffers) {
+  auto it = entries_.find(fn);
+  if (it == entries_.end() || !it->second.resident) return {};
+  Mirrors &m = it->second;
+  Session &s = Session::get();
+  const Api &api = s.driver().api();
+  for (size_t slot = 0; slot < m.entry->args.size(); ++slot)
+    if (const TensorBuffer *t = persistent(m.entry->args[slot], buffers))
+      if (Status st = s.driver().check(
+              api.cuMemcpyDtoHAsync(t->data, m.device[slot].first,
+                                    static_cast<size_t>(t->elements()) * 4, s.stream()),
+              "cuMemcpyDtoHAsync");
+          !st.ok())
+        return st;
+  return s.driver().check(api.cuStreamSynchronize(s.stream()), "cuStreamSynchronize");
 }
 
 }  // namespace stepc::rt::cuda

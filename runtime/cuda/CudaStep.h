@@ -1,11 +1,15 @@
-//===- CudaStep.h - one call of a compiled CUDA step ------------*- C++ -*-===//
+//===- CudaStep.h - calls of a compiled CUDA step ---------------*- C++ -*-===//
 //
-// The CUDA twin of CompiledProgram::call: the step's buffers get device mirrors (allocated
-// once), params, state, batch (through pinned staging buffers) and the step counter are copied
-// in, the packed entry point
-// enqueues the step on the session's stream with device pointers, and params and state
-// (updated in place on the device) and the results come back. One synchronisation per step;
-// then the session's recorded error, if any, is the step's.
+// The CUDA twin of CompiledProgram::call. Each entry point's buffers get device mirrors
+// (allocated once); the batch (through a pinned staging buffer) and the step counter are
+// copied in for every call, the packed entry point enqueues the step on the session's stream
+// with device pointers, the results come back, and the stream is synchronised once. Then the
+// session's recorded error, if any, is the call's.
+//
+// Params and state: for a resident entry (the train step) they are copied to the device on the
+// first call and stay there, updated in place step after step; syncToHost brings them back
+// when the host reads them (checkpoints, --save-params, the end of a run). For other entries
+// (eval) they go in on every call and are not copied back.
 //
 // The step itself is captured as one CUDA graph and replayed: the first call of an entry point
 // runs its launches directly (the arena is allocated and cuBLAS initialised then, which capture
@@ -13,10 +17,6 @@
 // that graph (its buffers are the same device mirrors every step; the host plan is not run
 // again). If capture fails, the entry runs without a graph from then on. STEPC_CUDA_GRAPH=0
 // turns graphs off.
-//
-// Params and state go both ways every step: simple and always right (the host may change them
-// between steps: init, resume, --init-from), but it moves them over PCIe twice per step.
-// Keeping them on the device between steps is the next step.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_RUNTIME_CUDA_CUDASTEP_H
@@ -31,29 +31,34 @@
 
 namespace stepc::rt::cuda {
 
+using Entry = void (*)(void **);
+
 class CudaStep {
  public:
   ~CudaStep();
   /// Runs `fn` (an entry described by `entry`) on the device; results land in `results` (one
   /// host vector per result binding, as CompiledProgram's scratch buffers).
-  Status call(const ProgramInfo &info, const EntryDescription &entry, void (*fn)(void **),
-              const StepBuffers &buffers, int64_t step,
+  Status call(const ProgramInfo &info, const EntryDescription &entry, Entry fn,
+              const StepBuffers &buffers, int64_t step, bool resident,
               std::vector<std::vector<float>> &results);
+  /// Copies the params and state a resident entry keeps on the device into `buffers`.
+  Status syncToHost(Entry fn, const StepBuffers &buffers);
 
  private:
-  Status mirror(size_t slot, size_t bytes, CUdeviceptr &out);
-  /// A pinned host staging buffer for slot (batches), or null if none can be had.
-  void *pinned(size_t slot, size_t bytes);
-  std::vector<std::pair<void *, size_t>> pinned_;  // by slot
-  /// Runs fn(args) on the stream: directly, captured, or as the replay of its graph.
-  Status launch(void (*fn)(void **), std::vector<void *> &args);
-  std::vector<std::pair<CUdeviceptr, size_t>> device_;  // by slot: pointer, bytes
-  struct Graph {
+  struct Mirrors {
+    const EntryDescription *entry = nullptr;
+    std::vector<std::pair<CUdeviceptr, size_t>> device;  // by slot: pointer, bytes
+    std::vector<std::pair<void *, size_t>> pinned;       // by slot, batches only
+    bool resident = false;                               // params and state live on the device
     int calls = 0;
-    bool disabled = false;
-    CUgraphExec exec = nullptr;
+    bool graphDisabled = false;
+    CUgraphExec graph = nullptr;
   };
-  std::map<void (*)(void **), Graph> graphs_;  // by entry point
+  Status mirror(Mirrors &m, size_t slot, size_t bytes, CUdeviceptr &out);
+  void *pinned(Mirrors &m, size_t slot, size_t bytes);
+  /// Runs fn(args) on the stream: directly, captured, or as the replay of its graph.
+  Status launch(Mirrors &m, Entry fn, std::vector<void *> &args);
+  std::map<Entry, Mirrors> entries_;
 };
 
 }  // namespace stepc::rt::cuda

@@ -2,7 +2,8 @@
 // with a fake libcuda: the kernels' module loads through cuModuleLoadData, functions are looked
 // up once and cached, launches reach cuLaunchKernel with their grid, block, parameters and the
 // session's one stream, and failures (no driver, a failed launch) are recorded for the step to
-// report instead of crashing. CudaStep: buffers mirrored once, copied in and out every step, the
+// report instead of crashing. CudaStep: buffers mirrored once; params on the device between
+// steps of a resident entry (copied back by syncToHost), copied in every call otherwise; the
 // step run directly once, then captured as a CUDA graph and replayed (or run directly when
 // graphs are off or the capture fails).
 #include <cstdint>
@@ -300,7 +301,7 @@ TEST_F(CudaSessionTest, StepRunsDirectlyThenCapturesThenReplaysItsGraph) {
   CudaStep step;
   std::vector<std::vector<float>> results;
   for (int i = 0; i < 4; ++i) {
-    Status s = step.call(f.info, f.entry, fakeEntry, f.buffers, i, results);
+    Status s = step.call(f.info, f.entry, fakeEntry, f.buffers, i, /*resident=*/true, results);
     ASSERT_TRUE(s.ok()) << s.message();
   }
   // Step 0 direct, step 1 captured (the host plan runs once more, inside the capture), steps
@@ -316,10 +317,13 @@ TEST_F(CudaSessionTest, StepRunsDirectlyThenCapturesThenReplaysItsGraph) {
   EXPECT_EQ(gPinned, 1);
   ASSERT_EQ(gEntryArgs.size(), 3u);
   EXPECT_NE(gEntryArgs[0], gEntryArgs[1]);
-  // In: param and batch every step; out: the param (updated in place) and the loss.
-  EXPECT_EQ(gGraph.h2d, 4 * 2);
-  EXPECT_EQ(gGraph.d2h, 4 * 2);
+  // Resident: the param goes in once and stays on the device; the batch goes in and the loss
+  // comes out every step; syncToHost brings the param back.
+  EXPECT_EQ(gGraph.h2d, 1 + 4);
+  EXPECT_EQ(gGraph.d2h, 4);
   ASSERT_EQ(results.size(), 1u);
+  ASSERT_TRUE(step.syncToHost(fakeEntry, f.buffers).ok());
+  EXPECT_EQ(gGraph.d2h, 4 + 1);
 }
 
 TEST_F(CudaSessionTest, StepWithoutGraphsAndAfterAFailedCapture) {
@@ -329,7 +333,13 @@ TEST_F(CudaSessionTest, StepWithoutGraphsAndAfterAFailedCapture) {
   setenv("STEPC_CUDA_GRAPH", "0", 1);
   {
     CudaStep step;
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE(step.call(f.info, f.entry, fakeEntry, f.buffers, i, results).ok());
+    for (int i = 0; i < 3; ++i)
+      ASSERT_TRUE(step.call(f.info, f.entry, fakeEntry, f.buffers, i, false, results).ok());
+    // Not resident (an eval entry): the param goes in every call and never comes back.
+    EXPECT_EQ(gGraph.h2d, 3 * 2);
+    EXPECT_EQ(gGraph.d2h, 3);
+    ASSERT_TRUE(step.syncToHost(fakeEntry, f.buffers).ok());
+    EXPECT_EQ(gGraph.d2h, 3);
   }
   EXPECT_EQ(gEntryCalls, 3);
   EXPECT_EQ(gGraph.begin, 0);
@@ -338,7 +348,8 @@ TEST_F(CudaSessionTest, StepWithoutGraphsAndAfterAFailedCapture) {
   gEntryCalls = 0;
   gGraph.endResult = 900;
   CudaStep step;
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(step.call(f.info, f.entry, fakeEntry, f.buffers, i, results).ok());
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(step.call(f.info, f.entry, fakeEntry, f.buffers, i, true, results).ok());
   EXPECT_EQ(gGraph.begin, 1);
   EXPECT_EQ(gGraph.instantiate, 0);
   EXPECT_EQ(gGraph.graphLaunch, 0);
