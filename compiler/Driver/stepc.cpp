@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <set>
 #include <string>
@@ -41,6 +42,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
+#include "absl/flags/internal/program_name.h"
 #include "absl/strings/match.h"
 
 ABSL_FLAG(std::string, emit, "",
@@ -115,6 +117,8 @@ Examples:
   stepc compile models/byte_lm.mlir --emit=train --sam-rho=0.05 --optimizer=adamw
   stepc run models/tiny/byte_lm.mlir --steps=30
   stepc interpret models/tiny/mlp.mlir -- train --steps=3 --metrics=m.jsonl
+  stepc compile models/byte_lm.mlir --target=cuda -o byte_lm && ./byte_lm train --device=auto
+  stepc compile models/tiny/mlp.mlir --emit=ptx --gpu-arch=sm_90
 
 Errors are reported as file:line:col: error: message.
 )";
@@ -308,7 +312,10 @@ int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, c
 }  // namespace
 
 int main(int argc, char **argv) {
-  absl::SetProgramUsageMessage(std::string(kUsage) + stageHelp());
+  // Help is printed before the command line is parsed: name the program for it.
+  absl::flags_internal::SetProgramInvocationName("stepc");
+  // Abseil's help prefixes the usage with "stepc: ", which kUsage starts with already.
+  absl::SetProgramUsageMessage(std::string(kUsage).substr(std::strlen("stepc: ")) + stageHelp());
   absl::FlagsUsageConfig usageConfig;
   usageConfig.contains_helpshort_flags = [](absl::string_view file) {
     return absl::EndsWith(file, "stepc.cpp");
