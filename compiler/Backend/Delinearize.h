@@ -3,7 +3,7 @@
 // Kernels run the iterations of a multi-dimensional loop (an scf.forall of tiles, an
 // scf.parallel of elements) from one linear index: a CPU thread's range, a GPU block or thread.
 // This turns that index back into the loop's indices, innermost dimension fastest (the loop's
-// own order), for constant bounds.
+// own order), for constant bounds; and moves the loop's body to where that index is.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_COMPILER_BACKEND_DELINEARIZE_H
@@ -52,6 +52,17 @@ inline llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Loca
     ivs[d] = index;
   }
   return ivs;
+}
+
+/// Moves the body of a loop without results (an scf.forall or scf.parallel on buffers) to just
+/// before `before`, its induction variables replaced by `ivs`, drops the body's terminator
+/// (an empty scf.forall.in_parallel or scf.reduce) and erases the loop.
+inline void inlineLoopBody(mlir::Operation *loop, mlir::Block *body, mlir::ValueRange ivs,
+                           mlir::Operation *before) {
+  for (auto [arg, iv] : llvm::zip(body->getArguments(), ivs)) arg.replaceAllUsesWith(iv);
+  body->getTerminator()->erase();
+  before->getBlock()->getOperations().splice(before->getIterator(), body->getOperations());
+  loop->erase();
 }
 
 }  // namespace stepc::backend

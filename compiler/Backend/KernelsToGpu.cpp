@@ -51,11 +51,7 @@ mlir::FailureOr<int64_t> tilesToBlocks(mlir::gpu::GPUFuncOp fn) {
   mlir::OpBuilder b(forall);
   mlir::Value block = b.create<mlir::gpu::BlockIdOp>(forall.getLoc(), mlir::gpu::Dimension::x);
   auto ivs = delinearize(b, forall.getLoc(), block, *trips, lbs, steps);
-  mlir::Block *body = forall.getBody();
-  for (auto [arg, iv] : llvm::zip(body->getArguments(), ivs)) arg.replaceAllUsesWith(iv);
-  body->getTerminator()->erase();
-  forall->getBlock()->getOperations().splice(forall->getIterator(), body->getOperations());
-  forall.erase();
+  inlineLoopBody(forall, forall.getBody(), ivs, forall);
   return total;
 }
 
@@ -120,12 +116,7 @@ mlir::FailureOr<int64_t> elementsToThreads(mlir::gpu::GPUFuncOp fn) {
                                  b.create<ar::MulIOp>(loc, index, parallel.getStep()[d]));
     ivs[d] = index;
   }
-  mlir::Block *body = parallel.getBody();
-  for (auto [arg, iv] : llvm::zip(body->getArguments(), ivs)) arg.replaceAllUsesWith(iv);
-  body->getTerminator()->erase();  // scf.reduce, empty
-  loop.getBody()->getOperations().splice(loop.getBody()->getTerminator()->getIterator(),
-                                         body->getOperations());
-  parallel.erase();
+  inlineLoopBody(parallel, parallel.getBody(), ivs, loop.getBody()->getTerminator());
   return staticTotal < 0 ? kMaxThreads : staticTotal;
 }
 

@@ -46,12 +46,7 @@ mlir::FailureOr<int64_t> forallToRange(mlir::scf::ForallOp forall, mlir::Value l
   b.setInsertionPointToStart(loop.getBody());
   llvm::SmallVector<mlir::Value> ivs =
       delinearize(b, loc, loop.getInductionVar(), *trips, lbs, steps);
-  mlir::Block *body = forall.getBody();
-  for (auto [arg, iv] : llvm::zip(body->getArguments(), ivs)) arg.replaceAllUsesWith(iv);
-  body->getTerminator()->erase();  // scf.forall.in_parallel, empty on buffers
-  loop.getBody()->getOperations().splice(loop.getBody()->getTerminator()->getIterator(),
-                                         body->getOperations());
-  forall.erase();
+  inlineLoopBody(forall, forall.getBody(), ivs, loop.getBody()->getTerminator());
   return total;
 }
 
