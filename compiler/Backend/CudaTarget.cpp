@@ -24,7 +24,7 @@ std::string cudaToolkit() {
 }
 
 std::string ptxPipeline(llvm::StringRef chip) {
-  return ("nvvm-attach-target{chip=" + chip +
+  return ("step-lower-gpu-reductions,nvvm-attach-target{chip=" + chip +
           " O=3},gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
           "convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
           "gpu-module-to-binary{format=isa toolkit=" + cudaToolkit() + "}")
@@ -32,7 +32,7 @@ std::string ptxPipeline(llvm::StringRef chip) {
 }
 
 std::string cudaExecutablePipeline(llvm::StringRef chip) {
-  return ("step-cuda-host,nvvm-attach-target{chip=" + chip +
+  return ("step-cuda-host,step-lower-gpu-reductions,nvvm-attach-target{chip=" + chip +
           " O=3},gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
           "convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
           "gpu-module-to-binary{format=fatbin toolkit=" + cudaToolkit() +

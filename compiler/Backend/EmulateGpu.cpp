@@ -3,13 +3,17 @@
 // Runs the CUDA mapping (--step-kernels-to-gpu) on the CPU, to check its numbers without a GPU:
 // each gpu.func becomes a function of (its arguments, block id, thread id, block size), and
 // each gpu.launch_func becomes loops over the grid's blocks and each block's threads calling it,
-// one thread after another. This is exact for stepc's kernels, whose threads never communicate
-// (no barriers, no shared memory, each element written by one thread): any order of the threads
-// gives the same result, so a wrong tile or element index, a thread that skips or repeats
-// elements, or a bad guard shows up as a wrong number. `stepc compile --target=cuda-emulated`
+// one thread after another. This is exact for stepc's elementwise kernels, whose threads never
+// communicate (each element written by one thread): any order of the threads gives the same
+// result, so a wrong tile or element index, a thread that skips or repeats elements, or a bad
+// guard shows up as a wrong number. A block reduction's threads do communicate (gpu.all_reduce);
+// here each thread folds its own partial into the output instead, which checks which elements
+// each thread takes (up to the order of the sum), not the shuffles of
+// --step-lower-gpu-reductions. `stepc compile --target=cuda-emulated`
 // builds such an executable; compiled_vs_interpreter.test compares it with the interpreter.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Backend/BlockReduction.h"
 #include "compiler/Backend/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -64,7 +68,25 @@ struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
           b.clone(op, map);
         }
         bool bad = false;
+        mlir::OpBuilder top = mlir::OpBuilder::atBlockBegin(entry);
+        mlir::Value always = top.create<mlir::arith::ConstantIntOp>(fn.getLoc(), 1, 1);
         cpu.walk([&](mlir::Operation *op) {
+          // A block reduction (BlockReduction.h): run one thread at a time, each thread folds
+          // its own partial into the output, so the all_reduce is the partial itself, the
+          // barriers are moot and every thread owns the write.
+          if (op->hasAttr(kBlockOwnerAttr)) {
+            op->setOperand(0, always);
+            return;
+          }
+          if (auto reduce = llvm::dyn_cast<mlir::gpu::AllReduceOp>(op)) {
+            reduce.replaceAllUsesWith(reduce.getValue());
+            reduce.erase();
+            return;
+          }
+          if (llvm::isa<mlir::gpu::BarrierOp>(op)) {
+            op->erase();
+            return;
+          }
           mlir::Value replacement;
           if (auto id = llvm::dyn_cast<mlir::gpu::BlockIdOp>(op))
             replacement = id.getDimension() == mlir::gpu::Dimension::x ? block : mlir::Value();

@@ -8,13 +8,18 @@
 //   - inside a tile, the linalg op becomes loops; its outermost parallel loop is spread over
 //     the block's threads (thread t takes elements t, t + blockDim, ...); reduction loops run
 //     in each thread, over the elements that thread owns, so no two threads write one element;
-//   - a kernel without a parallel loop (a reduction to one value) runs in thread 0.
+//   - a kernel that reduces along its innermost loop (row sums, norms, softmax, the gradient
+//     norm) takes its tile's rows one after another, each shared by the block's threads and
+//     combined with gpu.all_reduce (BlockReduction.h); a block has 256 threads then, fewer for
+//     a short row;
+//   - another kernel without a parallel loop runs in thread 0.
 // The block size is the tile's parallel element count rounded up to a warp, at most 256.
 //
-// Not yet: warp-shuffle and shared-memory reductions (a row reduction is one thread per row
-// today), GEMMs on cuBLASLt (the library calls stay host calls).
+// Column reductions (the innermost loop parallel) keep a thread per output element: the
+// threads then read consecutive elements. GEMMs stay host calls (--step-cuda-host).
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Backend/BlockReduction.h"
 #include "compiler/Backend/Delinearize.h"
 #include "compiler/Backend/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -155,6 +160,13 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
       }
       llvm::SmallVector<mlir::linalg::LinalgOp> linalgOps;
       fn.walk([&](mlir::linalg::LinalgOp op) { linalgOps.push_back(op); });
+      if (linalgOps.size() == 1) {
+        mlir::OpBuilder rb(linalgOps.front());
+        if (auto threads = mapBlockReduction(rb, linalgOps.front())) {
+          launches[kernel.getSymNameAttr()] = {fn, *blocks, *threads};
+          continue;
+        }
+      }
       for (mlir::linalg::LinalgOp op : linalgOps) {
         rewriter.setInsertionPoint(op);
         if (failed(mlir::linalg::linalgOpToParallelLoops(rewriter, op))) {

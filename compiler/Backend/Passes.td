@@ -83,6 +83,11 @@ def KernelsToGpu : Pass<"step-kernels-to-gpu", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def LowerGpuReductions : Pass<"step-lower-gpu-reductions", "mlir::ModuleOp"> {
+  let summary = "Lowers block-wide gpu.all_reduce to warp shuffles and shared memory, in scf form";
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def EmulateGpu : Pass<"step-emulate-gpu", "mlir::ModuleOp"> {
   let summary = "Runs the CUDA mapping on the CPU: launches become loops over blocks and threads";
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"];

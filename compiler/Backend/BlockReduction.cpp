@@ -1,0 +1,178 @@
+//===- BlockReduction.cpp - a row reduction shared by a GPU block's threads ===//
+//
+// See BlockReduction.h. The rows of the tile are a uniform loop (every thread runs every
+// iteration), so the gpu.all_reduce inside it is reached by the whole block, as it must be.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Backend/BlockReduction.h"
+
+#include <limits>
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace stepc::backend {
+
+namespace ar = mlir::arith;
+using Kind = mlir::gpu::AllReduceOperation;
+
+std::optional<Kind> reductionKind(mlir::Operation *op) {
+  if (llvm::isa<ar::AddFOp>(op)) return Kind::ADD;
+  if (llvm::isa<ar::MulFOp>(op)) return Kind::MUL;
+  if (llvm::isa<ar::MaximumFOp>(op)) return Kind::MAXIMUMF;
+  if (llvm::isa<ar::MinimumFOp>(op)) return Kind::MINIMUMF;
+  if (llvm::isa<ar::MaxNumFOp>(op)) return Kind::MAXNUMF;
+  if (llvm::isa<ar::MinNumFOp>(op)) return Kind::MINNUMF;
+  return std::nullopt;
+}
+
+mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc, Kind kind, mlir::Type type) {
+  double inf = std::numeric_limits<double>::infinity();
+  double value = 0;
+  switch (kind) {
+    case Kind::MUL: value = 1; break;
+    case Kind::MAXIMUMF: case Kind::MAXNUMF: value = -inf; break;
+    case Kind::MINIMUMF: case Kind::MINNUMF: value = inf; break;
+    default: break;
+  }
+  return b.create<ar::ConstantOp>(loc, b.getFloatAttr(type, value));
+}
+
+mlir::Value combine(mlir::OpBuilder &b, mlir::Location loc, Kind kind, mlir::Value lhs,
+                    mlir::Value rhs) {
+  switch (kind) {
+    case Kind::MUL: return b.create<ar::MulFOp>(loc, lhs, rhs);
+    case Kind::MAXIMUMF: return b.create<ar::MaximumFOp>(loc, lhs, rhs);
+    case Kind::MINIMUMF: return b.create<ar::MinimumFOp>(loc, lhs, rhs);
+    case Kind::MAXNUMF: return b.create<ar::MaxNumFOp>(loc, lhs, rhs);
+    case Kind::MINNUMF: return b.create<ar::MinNumFOp>(loc, lhs, rhs);
+    default: return b.create<ar::AddFOp>(loc, lhs, rhs);
+  }
+}
+
+namespace {
+
+// `linear` split into indices over `sizes` (row-major, the last fastest).
+llvm::SmallVector<mlir::Value> split(mlir::OpBuilder &b, mlir::Location loc, mlir::Value linear,
+                                     llvm::ArrayRef<mlir::Value> sizes) {
+  llvm::SmallVector<mlir::Value> ivs(sizes.size());
+  for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
+    if (d == 0) {
+      ivs[d] = linear;
+      break;
+    }
+    ivs[d] = b.create<ar::RemUIOp>(loc, linear, sizes[d]);
+    linear = b.create<ar::DivUIOp>(loc, linear, sizes[d]);
+  }
+  return ivs;
+}
+
+mlir::Value product(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<mlir::Value> sizes) {
+  mlir::Value p = b.create<ar::ConstantIndexOp>(loc, 1);
+  for (mlir::Value s : sizes) p = b.create<ar::MulIOp>(loc, p, s);
+  return p;
+}
+
+}  // namespace
+
+std::optional<int64_t> mapBlockReduction(mlir::OpBuilder &b, mlir::linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 || !op.hasPureBufferSemantics())
+    return std::nullopt;
+  auto iterators = op.getIteratorTypesArray();
+  if (iterators.back() != mlir::utils::IteratorType::reduction) return std::nullopt;
+  mlir::Block *body = op.getBlock();
+  mlir::BlockArgument out = op.getRegionOutputArgs().front();
+  if (!out.getType().isF32() || !out.hasOneUse()) return std::nullopt;
+  llvm::SmallVector<mlir::Operation *> combiners;
+  mlir::Value reduced = mlir::matchReduction(op.getRegionOutputArgs(), 0, combiners);
+  if (!reduced || combiners.size() != 1) return std::nullopt;
+  mlir::Operation *combiner = combiners.front();
+  auto kind = reductionKind(combiner);
+  if (!kind || body->getTerminator()->getOperand(0) != combiner->getResult(0)) return std::nullopt;
+
+  int64_t staticR = 1;
+  llvm::SmallVector<int64_t> staticRanges = op.getStaticLoopRanges();
+  for (auto [extent, it] : llvm::zip(staticRanges, iterators))
+    if (it == mlir::utils::IteratorType::reduction)
+      staticR = (extent == mlir::ShapedType::kDynamic || staticR < 0) ? -1 : staticR * extent;
+  if (staticR >= 0 && staticR < 32) return std::nullopt;  // a thread per row does as well
+
+  mlir::Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  llvm::SmallVector<mlir::Value> parallelSizes, reductionSizes;
+  for (auto [range, it] : llvm::zip(op.createLoopRanges(b, loc), iterators)) {
+    mlir::Value size = mlir::getValueOrCreateConstantIndexOp(b, loc, range.size);
+    (it == mlir::utils::IteratorType::reduction ? reductionSizes : parallelSizes).push_back(size);
+  }
+  mlir::Value zero = b.create<ar::ConstantIndexOp>(loc, 0);
+  mlir::Value one = b.create<ar::ConstantIndexOp>(loc, 1);
+  mlir::Value rows = product(b, loc, parallelSizes);
+  mlir::Value length = product(b, loc, reductionSizes);
+  mlir::Value tid = b.create<mlir::gpu::ThreadIdOp>(loc, mlir::gpu::Dimension::x);
+  mlir::Value threads = b.create<mlir::gpu::BlockDimOp>(loc, mlir::gpu::Dimension::x);
+  mlir::Value first = b.create<ar::CmpIOp>(loc, ar::CmpIPredicate::eq, tid, zero);
+
+  // The loop ivs in the op's order, from the row's and the element's split indices.
+  auto merge = [&](llvm::ArrayRef<mlir::Value> p, llvm::ArrayRef<mlir::Value> r) {
+    llvm::SmallVector<mlir::Value> ivs;
+    size_t pi = 0, ri = 0;
+    for (auto it : iterators)
+      ivs.push_back(it == mlir::utils::IteratorType::reduction ? r[ri++] : p[pi++]);
+    return ivs;
+  };
+  auto at = [&](mlir::OpBuilder &ib, mlir::AffineMap map, llvm::ArrayRef<mlir::Value> ivs) {
+    return *mlir::affine::expandAffineMap(ib, loc, map, ivs);
+  };
+
+  auto rowLoop = b.create<mlir::scf::ForOp>(loc, zero, rows, one);
+  b.setInsertionPointToStart(rowLoop.getBody());
+  auto rowIvs = split(b, loc, rowLoop.getInductionVar(), parallelSizes);
+  mlir::Value identity = reductionIdentity(b, loc, *kind, out.getType());
+  auto elementLoop = b.create<mlir::scf::ForOp>(loc, tid, length, threads, mlir::ValueRange{identity});
+  {
+    mlir::OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(elementLoop.getBody());
+    auto ivs = merge(rowIvs, split(b, loc, elementLoop.getInductionVar(), reductionSizes));
+    mlir::IRMapping map;
+    for (mlir::OpOperand *input : op.getDpsInputOperands()) {
+      mlir::BlockArgument arg = op.getMatchingBlockArgument(input);
+      if (!llvm::isa<mlir::MemRefType>(input->get().getType())) {
+        map.map(arg, input->get());
+        continue;
+      }
+      auto indices = at(b, op.getMatchingIndexingMap(input), ivs);
+      map.map(arg, b.create<mlir::memref::LoadOp>(loc, input->get(), indices));
+    }
+    map.map(out, elementLoop.getRegionIterArgs().front());
+    for (mlir::Operation &inner : body->without_terminator()) {
+      if (auto index = llvm::dyn_cast<mlir::linalg::IndexOp>(inner)) {
+        map.map(index.getResult(), ivs[index.getDim()]);
+        continue;
+      }
+      b.clone(inner, map);
+    }
+    b.create<mlir::scf::YieldOp>(loc, map.lookup(body->getTerminator()->getOperand(0)));
+  }
+  auto total = b.create<mlir::gpu::AllReduceOp>(
+      loc, elementLoop.getResult(0), mlir::gpu::AllReduceOperationAttr::get(b.getContext(), *kind),
+      /*uniform=*/true);
+  auto owner = b.create<mlir::scf::IfOp>(loc, first, /*withElseRegion=*/false);
+  owner->setAttr(kBlockOwnerAttr, b.getUnitAttr());
+  b.setInsertionPointToStart(owner.thenBlock());
+  llvm::SmallVector<mlir::Value> zeros(reductionSizes.size(), zero);
+  mlir::OpOperand *init = op.getDpsInitOperand(0);
+  auto indices = at(b, op.getMatchingIndexingMap(init), merge(rowIvs, zeros));
+  mlir::Value old = b.create<mlir::memref::LoadOp>(loc, init->get(), indices);
+  mlir::Value folded = combine(b, loc, *kind, total.getResult(), old);
+  b.create<mlir::memref::StoreOp>(loc, folded, init->get(), indices);
+  op->erase();
+  if (staticR < 0) return 256;
+  return std::min<int64_t>(256, (staticR + 31) / 32 * 32);
+}
+
+}  // namespace stepc::backend

@@ -1,0 +1,44 @@
+//===- BlockReduction.h - a row reduction shared by a GPU block's threads -===//
+//
+// Part of --step-kernels-to-gpu (KernelsToGpu.cpp). A kernel whose linalg op reduces along its
+// innermost loop (row sums, norms, softmax's max and sum, cross-entropy's log-sum-exp, the
+// gradient norm's sum of squares) maps better to a block per row than to a thread per row:
+// the rows of the block's tile are taken one after another, and for each, thread t combines
+// the elements t, t + blockDim, ... (consecutive threads read consecutive elements), then
+// `gpu.all_reduce` combines the threads' partials (warp shuffles and shared memory, see
+// --step-lower-gpu-reductions) and thread 0 folds the total into the output element. Its
+// `scf.if` is marked `step.block_owner`, so --step-emulate-gpu can run the threads one after
+// another (each folding its own partial in).
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_COMPILER_BACKEND_BLOCKREDUCTION_H
+#define STEPC_COMPILER_BACKEND_BLOCKREDUCTION_H
+
+#include <optional>
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace stepc::backend {
+
+// The attribute on the scf.if in which thread 0 writes a block reduction's total.
+inline constexpr llvm::StringLiteral kBlockOwnerAttr = "step.block_owner";
+
+// Replaces `op` by the block-shared reduction above and returns the threads a block should
+// have; std::nullopt (nothing changed) when `op` is not a single f32 reduction along its
+// innermost loop with one recognised combiner (addf, mulf, min/max), or when that reduction is
+// statically shorter than a warp.
+std::optional<int64_t> mapBlockReduction(mlir::OpBuilder &b, mlir::linalg::LinalgOp op);
+
+// The combiner's gpu.all_reduce kind, for the ops mapBlockReduction accepts.
+std::optional<mlir::gpu::AllReduceOperation> reductionKind(mlir::Operation *combiner);
+
+// The combiner's neutral element (0, 1, -inf, +inf) and the combining op itself.
+mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::gpu::AllReduceOperation kind, mlir::Type type);
+mlir::Value combine(mlir::OpBuilder &b, mlir::Location loc, mlir::gpu::AllReduceOperation kind,
+                    mlir::Value lhs, mlir::Value rhs);
+
+}  // namespace stepc::backend
+
+#endif  // STEPC_COMPILER_BACKEND_BLOCKREDUCTION_H
