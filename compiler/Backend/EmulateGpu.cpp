@@ -1,9 +1,9 @@
 //===- EmulateGpu.cpp - --step-emulate-gpu --------------------------------===//
 //
 // Runs the CUDA mapping (--step-kernels-to-gpu) on the CPU, to check its numbers without a GPU:
-// each gpu.func becomes a function of (its arguments, block id, thread id, block size), and
-// each gpu.launch_func becomes loops over the grid's blocks and each block's threads calling it,
-// one thread after another. This is exact for stepc's elementwise kernels, whose threads never
+// each gpu.func becomes a function of (its arguments, block id, thread id, block size, grid
+// size), and each gpu.launch_func becomes loops over the grid's blocks and each block's threads
+// calling it, one thread after another. This is exact for stepc's elementwise kernels, whose threads never
 // communicate (each element written by one thread): any order of the threads gives the same
 // result, so a wrong tile or element index, a thread that skips or repeats elements, or a bad
 // guard shows up as a wrong number. A block reduction's threads do communicate (gpu.all_reduce);
@@ -39,7 +39,7 @@ struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
     for (auto gpuModule : llvm::to_vector(module.getOps<mlir::gpu::GPUModuleOp>())) {
       for (auto fn : gpuModule.getOps<mlir::gpu::GPUFuncOp>()) {
         llvm::SmallVector<mlir::Type> types(fn.getArgumentTypes());
-        types.append({index, index, index});  // block id, thread id, block size
+        types.append({index, index, index, index});  // block id, thread id, block size, grid size
         b.setInsertionPoint(gpuModule);
         auto cpu = b.create<mlir::func::FuncOp>(fn.getLoc(), (fn.getName() + "_emulated").str(),
                                                 b.getFunctionType(types, {}));
@@ -56,6 +56,7 @@ struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
         mlir::Value block = entry->getArgument(fn.getNumArguments());
         mlir::Value thread = entry->getArgument(fn.getNumArguments() + 1);
         mlir::Value size = entry->getArgument(fn.getNumArguments() + 2);
+        mlir::Value gridSize = entry->getArgument(fn.getNumArguments() + 3);
         if (fn.getBody().getBlocks().size() != 1) {
           fn.emitError("--step-emulate-gpu expects single-block kernels");
           return signalPassFailure();
@@ -94,10 +95,12 @@ struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
             replacement = id.getDimension() == mlir::gpu::Dimension::x ? thread : mlir::Value();
           else if (auto dim = llvm::dyn_cast<mlir::gpu::BlockDimOp>(op))
             replacement = dim.getDimension() == mlir::gpu::Dimension::x ? size : mlir::Value();
+          else if (auto dim = llvm::dyn_cast<mlir::gpu::GridDimOp>(op))
+            replacement = dim.getDimension() == mlir::gpu::Dimension::x ? gridSize : mlir::Value();
           else if (!llvm::isa<mlir::gpu::GPUDialect>(op->getDialect()))
             return;
           if (!replacement) {
-            op->emitError("--step-emulate-gpu handles x block and thread ids and block sizes only");
+            op->emitError("--step-emulate-gpu handles x block and thread ids, block and grid sizes only");
             bad = true;
             return;
           }
@@ -125,7 +128,8 @@ struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
       auto threads = b.create<mlir::scf::ForOp>(loc, zero, launch.getBlockSizeX(), one);
       b.setInsertionPointToStart(threads.getBody());
       llvm::SmallVector<mlir::Value> args(launch.getKernelOperands());
-      args.append({blocks.getInductionVar(), threads.getInductionVar(), launch.getBlockSizeX()});
+      args.append({blocks.getInductionVar(), threads.getInductionVar(), launch.getBlockSizeX(),
+                   launch.getGridSizeX()});
       b.create<mlir::func::CallOp>(loc, emulated[fn], args);
       launch.erase();
     }

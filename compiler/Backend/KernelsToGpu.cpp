@@ -4,7 +4,11 @@
 // `step.kernel` functions, tiled to scf.forall by --step-tile-kernels). Each kernel becomes a
 // `gpu.func` in the module `@stepc_kernels`, and each call of it in the host plan a
 // `gpu.launch_func`:
-//   - forall iterations (tiles) are blocks: the block id, delinearised, gives the tile;
+//   - forall iterations (tiles) are blocks: the block id, delinearised, gives the tile; an
+//     untiled kernel is spread over a grid of blocks instead (grid-stride loop), up to 1056;
+//   - a scan kernel (a cumsum's loop, outlined whole) keeps its sequential loop; the add and
+//     the copy inside are spread over the grid's threads the same way, so each thread keeps
+//     its own columns at every step;
 //   - inside a tile, the linalg op becomes loops; its outermost parallel loop is spread over
 //     the block's threads (thread t takes elements t, t + blockDim, ...); reduction loops run
 //     in each thread, over the elements that thread owns, so no two threads write one element;
@@ -39,6 +43,9 @@ namespace stepc::backend {
 namespace {
 
 constexpr int64_t kMaxThreads = 256;
+// An untiled kernel's grid: enough blocks for one element per thread, at most this many
+// (8 per SM of an H100/H200's 132, and then each thread takes several).
+constexpr int64_t kMaxGridBlocks = 1056;
 
 // Replaces the top-level scf.forall of `fn` (if any) by the block id's tile; returns the tile
 // count (1 without a forall).
@@ -60,31 +67,12 @@ mlir::FailureOr<int64_t> tilesToBlocks(mlir::gpu::GPUFuncOp fn) {
   return total;
 }
 
-// Spreads the outermost scf.parallel over the block's threads; returns its element count (0 if
-// there is none, and then everything but constants runs in thread 0).
-mlir::FailureOr<int64_t> elementsToThreads(mlir::gpu::GPUFuncOp fn) {
-  mlir::scf::ParallelOp parallel;
-  mlir::Location loc = fn.getLoc();
-  fn.walk<mlir::WalkOrder::PreOrder>([&](mlir::scf::ParallelOp p) {
-    parallel = p;
-    return mlir::WalkResult::interrupt();
-  });
-  if (!parallel) {
-    // The guard goes last, so the constants before it dominate the work moved into it.
-    mlir::Block &entry = fn.getBody().front();
-    llvm::SmallVector<mlir::Operation *> work;
-    for (mlir::Operation &op : entry.without_terminator())
-      if (!op.hasTrait<mlir::OpTrait::ConstantLike>()) work.push_back(&op);
-    mlir::OpBuilder b(entry.getTerminator());
-    mlir::Value tid = b.create<mlir::gpu::ThreadIdOp>(loc, mlir::gpu::Dimension::x);
-    mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
-    mlir::Value first = b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, tid,
-                                                      zero);
-    auto guard = b.create<mlir::scf::IfOp>(loc, first, /*withElseRegion=*/false);
-    for (mlir::Operation *op : work) op->moveBefore(guard.thenBlock()->getTerminator());
-    return 0;
-  }
+// Spreads one outermost scf.parallel over the threads: the block's (thread t takes elements
+// t, t + blockDim, ...) or, with `grid`, the whole grid's (element bid * blockDim + t, then
+// strides of gridDim * blockDim). Returns its element count, or -1 if not static.
+mlir::FailureOr<int64_t> spread(mlir::scf::ParallelOp parallel, bool grid) {
   if (parallel.getNumResults() != 0) return mlir::failure();
+  mlir::Location loc = parallel.getLoc();
   // Trip counts may be dynamic (a partial last tile): computed as values, delinearised with
   // divisions by them. Constant ones fold.
   mlir::OpBuilder b(parallel);
@@ -100,14 +88,20 @@ mlir::FailureOr<int64_t> elementsToThreads(mlir::gpu::GPUFuncOp fn) {
     total = b.create<ar::MulIOp>(loc, total, trip);
     auto lbc = lb.getDefiningOp<ar::ConstantIndexOp>(), ubc = ub.getDefiningOp<ar::ConstantIndexOp>(),
          stc = st.getDefiningOp<ar::ConstantIndexOp>();
-    if (lbc && ubc && stc && staticTotal > 0)
+    if (lbc && ubc && stc && staticTotal >= 0)
       staticTotal *= std::max<int64_t>(0, (ubc.value() - lbc.value() + stc.value() - 1) / stc.value());
     else
       staticTotal = -1;  // unknown: launch the most threads
   }
-  mlir::Value tid = b.create<mlir::gpu::ThreadIdOp>(loc, mlir::gpu::Dimension::x);
-  mlir::Value threads = b.create<mlir::gpu::BlockDimOp>(loc, mlir::gpu::Dimension::x);
-  auto loop = b.create<mlir::scf::ForOp>(loc, tid, total, threads);
+  mlir::Value first = b.create<mlir::gpu::ThreadIdOp>(loc, mlir::gpu::Dimension::x);
+  mlir::Value stride = b.create<mlir::gpu::BlockDimOp>(loc, mlir::gpu::Dimension::x);
+  if (grid) {
+    mlir::Value block = b.create<mlir::gpu::BlockIdOp>(loc, mlir::gpu::Dimension::x);
+    mlir::Value blocks = b.create<mlir::gpu::GridDimOp>(loc, mlir::gpu::Dimension::x);
+    first = b.create<ar::AddIOp>(loc, b.create<ar::MulIOp>(loc, block, stride), first);
+    stride = b.create<ar::MulIOp>(loc, blocks, stride);
+  }
+  auto loop = b.create<mlir::scf::ForOp>(loc, first, total, stride);
   b.setInsertionPointToStart(loop.getBody());
   mlir::Value rest = loop.getInductionVar();
   llvm::SmallVector<mlir::Value> ivs(trips.size());
@@ -122,7 +116,43 @@ mlir::FailureOr<int64_t> elementsToThreads(mlir::gpu::GPUFuncOp fn) {
     ivs[d] = index;
   }
   inlineLoopBody(parallel, parallel.getBody(), ivs, loop.getBody()->getTerminator());
-  return staticTotal < 0 ? kMaxThreads : staticTotal;
+  return staticTotal;
+}
+
+// Spreads the kernel's outermost scf.parallel loops over threads (see spread); returns the
+// largest element count (-1 if one is not static; 0 if there is no parallel loop, and then
+// everything but constants runs in thread 0). A scan kernel has two, one after the other in
+// its sequential loop (the add to the running sum, the copy into the result): the same shape,
+// so a thread takes the same elements in both and at every step, and needs no barrier.
+mlir::FailureOr<int64_t> elementsToThreads(mlir::gpu::GPUFuncOp fn, bool grid) {
+  llvm::SmallVector<mlir::scf::ParallelOp> parallels;
+  fn.walk<mlir::WalkOrder::PreOrder>([&](mlir::scf::ParallelOp p) {
+    parallels.push_back(p);
+    return mlir::WalkResult::skip();
+  });
+  if (parallels.empty()) {
+    // The guard goes last, so the constants before it dominate the work moved into it.
+    mlir::Location loc = fn.getLoc();
+    mlir::Block &entry = fn.getBody().front();
+    llvm::SmallVector<mlir::Operation *> work;
+    for (mlir::Operation &op : entry.without_terminator())
+      if (!op.hasTrait<mlir::OpTrait::ConstantLike>()) work.push_back(&op);
+    mlir::OpBuilder b(entry.getTerminator());
+    mlir::Value tid = b.create<mlir::gpu::ThreadIdOp>(loc, mlir::gpu::Dimension::x);
+    mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+    mlir::Value first = b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::eq, tid,
+                                                      zero);
+    auto guard = b.create<mlir::scf::IfOp>(loc, first, /*withElseRegion=*/false);
+    for (mlir::Operation *op : work) op->moveBefore(guard.thenBlock()->getTerminator());
+    return 0;
+  }
+  int64_t most = 0;
+  for (mlir::scf::ParallelOp p : parallels) {
+    auto n = spread(p, grid);
+    if (failed(n)) return mlir::failure();
+    most = (*n < 0 || most < 0) ? -1 : std::max(most, *n);
+  }
+  return most;
 }
 
 struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
@@ -175,14 +205,19 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
         }
         rewriter.eraseOp(op);
       }
-      auto elements = elementsToThreads(fn);
+      // An untiled kernel spreads its elements over a grid of blocks.
+      bool grid = *blocks == 1;
+      auto elements = elementsToThreads(fn, grid);
       if (failed(elements)) {
         kernel.emitError("cannot spread this kernel over GPU threads");
         return signalPassFailure();
       }
-      int64_t threads = std::min<int64_t>(kMaxThreads, std::max<int64_t>(32, (*elements + 31) / 32 * 32));
-      if (*elements == 0) threads = 32;
-      launches[kernel.getSymNameAttr()] = {fn, *blocks, threads};
+      int64_t n = *elements < 0 ? kMaxThreads * kMaxGridBlocks : *elements;
+      int64_t threads = std::min<int64_t>(kMaxThreads, std::max<int64_t>(32, (n + 31) / 32 * 32));
+      int64_t gridBlocks = *blocks;
+      if (n == 0) threads = 32;
+      else if (grid) gridBlocks = std::min<int64_t>(kMaxGridBlocks, (n + threads - 1) / threads);
+      launches[kernel.getSymNameAttr()] = {fn, gridBlocks, threads};
     }
     // The host plan launches what it called.
     llvm::SmallVector<mlir::func::CallOp> calls;

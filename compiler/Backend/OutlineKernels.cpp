@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -74,6 +75,26 @@ void profile(mlir::ModuleOp module, mlir::func::CallOp call, int64_t id) {
   b.create<mlir::func::CallOp>(call.getLoc(), exit, mlir::ValueRange{idValue});
 }
 
+// A cumsum's bufferized loop (`step.scan`, ScanPatterns.cpp) is outlined whole: its S steps of
+// two small kernels (add the slice to the running sum, copy the sum into the result) become
+// one kernel, with the loop inside. It qualifies if it has no results and holds only views,
+// index arithmetic and linalg ops (nothing that allocates or calls out).
+bool isScanKernel(mlir::Operation *op) {
+  auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op);
+  if (!loop || !loop->hasAttr("step.scan") || loop.getNumResults() != 0) return false;
+  for (mlir::Operation &inner : loop.getBody()->without_terminator()) {
+    if (llvm::isa<mlir::linalg::LinalgOp>(inner)) {
+      if (!llvm::cast<mlir::linalg::LinalgOp>(inner).hasPureBufferSemantics()) return false;
+      continue;
+    }
+    if (!llvm::isa<mlir::memref::SubViewOp, mlir::memref::CollapseShapeOp,
+                   mlir::memref::ExpandShapeOp, mlir::memref::CastOp>(inner) &&
+        !llvm::isa<mlir::arith::ArithDialect>(inner.getDialect()))
+      return false;
+  }
+  return true;
+}
+
 struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
@@ -85,39 +106,52 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
     int next = 0;
     for (auto host : llvm::to_vector(module.getOps<mlir::func::FuncOp>())) {
       if (host->hasAttr("step.kernel") || host.isExternal()) continue;
-      llvm::SmallVector<mlir::linalg::LinalgOp> ops;
-      host.walk([&](mlir::linalg::LinalgOp op) {
-        if (!op->getParentOfType<mlir::linalg::LinalgOp>()) ops.push_back(op);
+      // The units to outline: scan loops whole, and every other linalg op.
+      llvm::SmallVector<mlir::Operation *> ops;
+      host.walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
+        if (isScanKernel(op)) {
+          ops.push_back(op);
+          return mlir::WalkResult::skip();
+        }
+        if (llvm::isa<mlir::linalg::LinalgOp>(op)) {
+          ops.push_back(op);
+          return mlir::WalkResult::skip();
+        }
+        return mlir::WalkResult::advance();
       });
-      for (mlir::linalg::LinalgOp op : ops) {
-        if (op.hasPureTensorSemantics() || !op->getResults().empty()) {
+      for (mlir::Operation *op : ops) {
+        auto linalgOp = llvm::dyn_cast<mlir::linalg::LinalgOp>(op);
+        if (linalgOp && (linalgOp.hasPureTensorSemantics() || !op->getResults().empty())) {
           op->emitError("expected a bufferized linalg op (run after one-shot-bufferize)");
           return signalPassFailure();
         }
-        // Arguments: the op's operands, then values its body uses from above (constants are
-        // cloned into the kernel instead).
+        // Arguments: a linalg op's operands, then values its body uses from above (constants
+        // are cloned into the kernel instead; a scan loop's bounds are constants).
         llvm::SetVector<mlir::Value> captured;
         mlir::getUsedValuesDefinedAbove(op->getRegions(), captured);
-        llvm::SmallVector<mlir::Value> args(op->getOperands());
+        llvm::SmallVector<mlir::Value> args;
+        if (linalgOp) args.append(op->getOperands().begin(), op->getOperands().end());
+        else captured.insert(op->getOperands().begin(), op->getOperands().end());
         llvm::SmallVector<mlir::Operation *> constants;
         for (mlir::Value v : captured) {
           mlir::Operation *def = v.getDefiningOp();
-          if (def && def->hasTrait<mlir::OpTrait::ConstantLike>())
-            constants.push_back(def);
-          else if (!llvm::is_contained(args, v))
+          if (def && def->hasTrait<mlir::OpTrait::ConstantLike>()) {
+            if (!llvm::is_contained(constants, def)) constants.push_back(def);
+          } else if (!llvm::is_contained(args, v)) {
             args.push_back(v);
+          }
         }
         mlir::OpBuilder b(ctx);
         b.setInsertionPoint(host);
         auto type = b.getFunctionType(mlir::ValueRange(args).getTypes(), {});
-        auto kernel = b.create<mlir::func::FuncOp>(op.getLoc(), "kernel", type);
+        auto kernel = b.create<mlir::func::FuncOp>(op->getLoc(), "kernel", type);
         mlir::Block *entry = kernel.addEntryBlock();
         b.setInsertionPointToStart(entry);
         mlir::IRMapping map;
         for (auto [from, to] : llvm::zip(args, entry->getArguments())) map.map(from, to);
         for (mlir::Operation *c : constants) b.clone(*c, map);
         b.clone(*op, map);
-        b.create<mlir::func::ReturnOp>(op.getLoc());
+        b.create<mlir::func::ReturnOp>(op->getLoc());
         // The key: the kernel's text without its name or locations.
         std::string key;
         {
@@ -132,7 +166,7 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
           kernel.erase();
         } else {
           std::string name = "kernel_" + std::to_string(next++) + "_" +
-                             op->getName().stripDialect().str();
+                             (linalgOp ? op->getName().stripDialect().str() : "scan");
           kernel.setSymName(name);
           kernel.setPrivate();
           kernel->setAttr("step.kernel", mlir::UnitAttr::get(ctx));
@@ -145,7 +179,7 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
           target = kernel;
         }
         b.setInsertionPoint(op);
-        auto call = b.create<mlir::func::CallOp>(op.getLoc(), target, args);
+        auto call = b.create<mlir::func::CallOp>(op->getLoc(), target, args);
         op->erase();
         ++calls;
         auto [it2, fresh] = profileId.try_emplace(target, profileNames.size());

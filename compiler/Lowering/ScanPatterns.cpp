@@ -1,10 +1,10 @@
 //===- ScanPatterns.cpp - cumsum and embedding_grad → scf.for on tensors -===//
 //
 // Ops whose iterations depend on each other are loops, not linalg.generic:
-// - cumsum: an scf.for over the axis (from the end with `reverse`) carrying the running sum,
-//   a slice of the input with the axis of size 1, and the result; each step extracts the
-//   input's slice, adds it to the running sum in place (a generic whose output is the carried
-//   sum) and inserts the sum.
+// - cumsum: an scf.for over the axis (from the end with `reverse`; marked `step.scan`)
+//   carrying the running sum, a slice of the input with the axis of size 1, and the result;
+//   each step extracts the input's slice, adds it to the running sum in place (a generic whose
+//   output is the carried sum) and inserts the sum.
 // - embedding_grad: the gradient is collapsed to [N, D] and the ids to [N]; an scf.for over
 //   the N ids carries the [vocab, D] result (zero-filled) and adds row n of the gradient into
 //   row ids[n] (tensor.extract of the id, extract_slice, add, insert_slice). Ids must be in
@@ -88,6 +88,9 @@ struct CumsumLowering : mlir::OpRewritePattern<step::CumsumOp> {
                                                              strides);
           b.create<mlir::scf::YieldOp>(l, mlir::ValueRange{sum, next});
         });
+    // After bufferization the loop is two small kernels per step (the add and the copy into
+    // the result's slice): OutlineKernels outlines the whole loop as one scan kernel.
+    loop->setAttr("step.scan", rw.getUnitAttr());
     rw.replaceOp(op, loop.getResult(1));
     return mlir::success();
   }

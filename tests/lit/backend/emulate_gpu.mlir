@@ -1,7 +1,7 @@
 // Tests --step-emulate-gpu: a gpu.func becomes a private, non-inlined CPU function of its
-// arguments plus (block id, thread id, block size), with the gpu ids replaced by them; a
-// gpu.launch_func becomes a loop over the grid's blocks around a loop over the block's threads
-// calling it; the gpu.module and the container attribute are gone. (--canonicalize only
+// arguments plus (block id, thread id, block size, grid size), with the gpu ids replaced by
+// them; a gpu.launch_func becomes a loop over the grid's blocks around a loop over the block's
+// threads calling it; the gpu.module and the container attribute are gone. (--canonicalize only
 // gathers the constants.)
 //
 // RUN: %stepc-opt %s --step-emulate-gpu --canonicalize | FileCheck %s
@@ -14,8 +14,8 @@
 // CHECK-DAG: %[[T:.+]] = arith.constant 32 : index
 // CHECK: scf.for %[[B:.+]] = %[[C0]] to %[[G]] step %[[C1]] {
 // CHECK-NEXT: scf.for %[[TH:.+]] = %[[C0]] to %[[T]] step %[[C1]] {
-// CHECK-NEXT: func.call @scale_emulated(%[[X]], %[[B]], %[[TH]], %[[T]])
-// CHECK: func.func private @scale_emulated(%[[A:.+]]: memref<64xf32>, %[[BID:.+]]: index, %[[TID:.+]]: index, %[[BDIM:.+]]: index)
+// CHECK-NEXT: func.call @scale_emulated(%[[X]], %[[B]], %[[TH]], %[[T]], %[[G]])
+// CHECK: func.func private @scale_emulated(%[[A:.+]]: memref<64xf32>, %[[BID:.+]]: index, %[[TID:.+]]: index, %[[BDIM:.+]]: index, %[[GDIM:.+]]: index)
 // CHECK-SAME: llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]
 // CHECK: arith.muli %[[BID]], %[[BDIM]]
 // CHECK: arith.addi %{{.+}}, %[[TID]]
