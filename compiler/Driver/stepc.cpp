@@ -77,8 +77,11 @@ ABSL_FLAG(std::string, init_from, "", "`run`: parameters by name from a safetens
 ABSL_FLAG(std::string, save_params, "", "`run`: write the parameters after the run (safetensors)");
 ABSL_FLAG(std::string, data, "",
           "`run`: token file for token_stream inputs: raw bytes, or an llm.c .bin shard");
-ABSL_FLAG(std::string, precision, "f64",
-          "`run`: f64 computes every op in float64; declared rounds each result to its dtype");
+ABSL_FLAG(std::string, precision, "",
+          "compile: f32 (default) or bf16 (bf16 matmuls and convolutions, f32 master weights, "
+          "optimizer state and precision-sensitive ops); run / interpret: f64 (default) computes "
+          "every op in float64, declared rounds each result to its dtype, bf16 is the bf16 "
+          "program run with declared rounding");
 
 namespace {
 
@@ -100,11 +103,13 @@ Usage:
       threads one after another, to check their numbers without a GPU.
   Training flags: [--optimizer=sgd|adam|adamw] [--lr=X] [--sam-rho=X] [--micro-batches=K]
                   [--clip=none|global_norm|agc] override the model's step.config.
-  stepc run MODEL.mlir [--steps=N] [--seed=S] [--precision=f64|declared] [--data=FILE]
+                  [--precision=bf16] (compile): matmuls and convolutions in bf16, norms,
+                  softmax, losses and sums in f32, f32 master weights and optimizer state.
+  stepc run MODEL.mlir [--steps=N] [--seed=S] [--precision=f64|declared|bf16] [--data=FILE]
                 [--init-from=P.safetensors] [--save-params=P.safetensors] [training flags]
       Train N steps of the model's train step in the reference interpreter (slow, exact) on
       the built-in data or FILE, printing the metrics of each step; --steps=0 prints the loss.
-  stepc interpret MODEL.mlir [--precision=f64|declared] [training flags] -- ARGS...
+  stepc interpret MODEL.mlir [--precision=f64|declared|bf16] [training flags] -- ARGS...
       Run the training executable's command line ARGS (train / eval / info, see
       `NAME --help`) with the reference interpreter as its step: the same initialisation,
       data, checkpoints and metrics as the compiled executable, for comparing the two.
@@ -119,6 +124,7 @@ Examples:
   stepc interpret models/tiny/mlp.mlir -- train --steps=3 --metrics=m.jsonl
   stepc compile models/byte_lm.mlir --target=cuda -o byte_lm && ./byte_lm train --device=auto
   stepc compile models/tiny/mlp.mlir --emit=ptx --gpu-arch=sm_90
+  stepc compile models/gpt2_124m.mlir --target=cuda --precision=bf16 -o gpt2
 
 Errors are reported as file:line:col: error: message.
 )";
@@ -351,6 +357,20 @@ int main(int argc, char **argv) {
 
   stepc::ModelOverrides overrides;
   if (int64_t batch = absl::GetFlag(FLAGS_batch)) overrides.batch = batch;
+  // --precision: the program's arithmetic (compile: f32 | bf16) or the interpreter's (run,
+  // interpret: f64 | declared, or bf16 = the bf16 program with declared rounding).
+  std::string precision = absl::GetFlag(FLAGS_precision);
+  bool interpreting = command == "run" || command == "interpret";
+  if (interpreting ? precision != "" && precision != "f64" && precision != "declared" &&
+                         precision != "bf16"
+                   : precision != "" && precision != "f32" && precision != "bf16")
+    return fail("--precision expects " +
+                std::string(interpreting ? "f64, declared or bf16" : "f32 or bf16") +
+                " for '" + command + "', found '" + precision + "'");
+  overrides.autocastBf16 = precision == "bf16";
+  stepc::interp::Precision interpPrecision = precision == "" || precision == "f64"
+                                                 ? stepc::interp::Precision::F64
+                                                 : stepc::interp::Precision::Declared;
   if (absl::GetFlag(FLAGS_batch) < 0) return fail("--batch must be positive");
   std::string error;
   if (!parseDimFlags(absl::GetFlag(FLAGS_dim), overrides.dims, error)) return fail(error);
@@ -397,12 +417,8 @@ int main(int argc, char **argv) {
   }
   if (command == "interpret") {
     // The training executable's command line, after `--`, on the interpreter.
-    std::string precision = absl::GetFlag(FLAGS_precision);
-    if (precision != "f64" && precision != "declared")
-      return fail("--precision expects f64 or declared, found '" + precision + "'");
     stepc::interp::Options options;
-    options.precision = precision == "f64" ? stepc::interp::Precision::F64
-                                           : stepc::interp::Precision::Declared;
+    options.precision = interpPrecision;
     if (failed(runPhase(stepc::Phase::Train, *module)) ||
         failed(stepc::backend::runPipeline(*module, "step-describe-program")))
       return 1;
@@ -420,12 +436,8 @@ int main(int argc, char **argv) {
     run.initFrom = absl::GetFlag(FLAGS_init_from);
     run.saveParams = absl::GetFlag(FLAGS_save_params);
     run.data = absl::GetFlag(FLAGS_data);
-    std::string precision = absl::GetFlag(FLAGS_precision);
-    if (precision != "f64" && precision != "declared")
-      return fail("--precision expects f64 or declared, found '" + precision + "'");
     if (run.steps < 0) return fail("--steps must be >= 0");
-    run.precision = precision == "f64" ? stepc::interp::Precision::F64
-                                       : stepc::interp::Precision::Declared;
+    run.precision = interpPrecision;
     // --steps=0 evaluates the loss function only: no train step to build.
     if (run.steps > 0 && failed(runPhase(stepc::Phase::Train, *module))) return 1;
     return stepc::runInInterpreter(*module, run, llvm::outs());

@@ -100,6 +100,10 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, mlir::ML
     step::ModelOp model = getSingleModel(*module);
     if (!model || failed(applyBatchOverride(model, *overrides.batch))) return nullptr;
   }
+  if (overrides.autocastBf16) {
+    step::ModelOp model = getSingleModel(*module);
+    if (!model || failed(applyAutocastBf16(model))) return nullptr;
+  }
   if (failed(mlir::verify(*module))) return nullptr;
   return module;
 }

@@ -28,6 +28,8 @@ struct ModelOverrides {
   std::optional<int64_t> batch;
   /// Replaces named dims declared with `dims(...)`.
   std::map<std::string, int64_t> dims;
+  /// --precision=bf16: bf16 contractions with f32 master weights (applyAutocastBf16).
+  bool autocastBf16 = false;
 };
 
 /// Registers the dialects a model file may contain.
@@ -45,6 +47,11 @@ step::ModelOp getSingleModel(mlir::ModuleOp module);
 /// Sets the batch dimension of every input of `model` to `batch` and re-infers every result
 /// type downstream. Reports (located) errors where an op no longer fits.
 mlir::LogicalResult applyBatchOverride(step::ModelOp model, int64_t batch);
+
+/// Mixed precision as PyTorch's autocast does it (Autocast.cpp): matmuls and convolutions in
+/// bf16, precision-sensitive ops in f32, the rest promoted; parameters, inputs and the loss
+/// keep their declared f32. Reports (located) errors where an op no longer fits.
+mlir::LogicalResult applyAutocastBf16(step::ModelOp model);
 
 }  // namespace stepc
 
