@@ -137,3 +137,25 @@ void _mlir_ciface_stepc_batch_matmul_f32(StridedMemRef<3> *a, StridedMemRef<3> *
                       c->data + c->offset + i * c->strides[0], c->sizes + 1, c->strides + 1,
                       transA != 0, transB != 0, accumulate != 0);
 }
+
+void _mlir_ciface_stepc_matmul_epilogue_f32(StridedMemRef<2> *a, StridedMemRef<2> *b,
+                                            StridedMemRef<2> *d, StridedMemRef<1> *bias,
+                                            StridedMemRef<2> *residual, int64_t transA,
+                                            int64_t transB, int64_t hasResidual) {
+  float *out = d->data + d->offset;
+  int64_t m = d->sizes[0], n = d->sizes[1];
+  if (hasResidual) {
+    const float *r = residual->data + residual->offset;
+    if (r != out)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          out[i * d->strides[0] + j * d->strides[1]] =
+              r[i * residual->strides[0] + j * residual->strides[1]];
+  }
+  stepc::rt::gemm2d(a->data + a->offset, a->sizes, a->strides, b->data + b->offset, b->sizes,
+                    b->strides, out, d->sizes, d->strides, transA != 0, transB != 0,
+                    hasResidual != 0);
+  const float *v = bias->data + bias->offset;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) out[i * d->strides[0] + j * d->strides[1]] += v[j * bias->strides[0]];
+}

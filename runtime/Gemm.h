@@ -71,6 +71,14 @@ void _mlir_ciface_stepc_batch_matmul_f32(stepc::rt::StridedMemRef<3> *a,
                                          stepc::rt::StridedMemRef<3> *b,
                                          stepc::rt::StridedMemRef<3> *c, int64_t transA,
                                          int64_t transB, int64_t accumulate);
+/// D = op(A) · op(B) (+ R when hasResidual) + bias (broadcast over D's rows): a GEMM with the
+/// bias add after it folded in (--step-gemm-epilogues); R may be D itself.
+void _mlir_ciface_stepc_matmul_epilogue_f32(stepc::rt::StridedMemRef<2> *a,
+                                            stepc::rt::StridedMemRef<2> *b,
+                                            stepc::rt::StridedMemRef<2> *d,
+                                            stepc::rt::StridedMemRef<1> *bias,
+                                            stepc::rt::StridedMemRef<2> *residual, int64_t transA,
+                                            int64_t transB, int64_t hasResidual);
 }
 
 #endif  // STEPC_RUNTIME_GEMM_H

@@ -38,7 +38,9 @@ struct CudaHostPass : impl::CudaHostBase<CudaHostPass> {
     // GEMMs: the CUDA implementation of the same interface.
     for (auto fn : llvm::to_vector(module.getOps<mlir::func::FuncOp>())) {
       llvm::StringRef name = fn.getSymName();
-      if (name != "stepc_matmul_f32" && name != "stepc_batch_matmul_f32") continue;
+      if (name != "stepc_matmul_f32" && name != "stepc_batch_matmul_f32" &&
+          name != "stepc_matmul_epilogue_f32")
+        continue;
       std::string cuda = ("stepc_cuda_" + name.drop_front(6)).str();
       if (failed(mlir::SymbolTable::replaceAllSymbolUses(fn, b.getStringAttr(cuda), module))) {
         fn.emitError("cannot rename the GEMM calls");

@@ -196,12 +196,17 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
           if (auto cast = v.getDefiningOp<mlir::memref::CastOp>()) v = cast.getSource();
           views.push_back(v);
         }
-        // Transposes (N/T for A and B), then = (overwrite) or += (accumulate).
+        // Transposes (N/T for A and B), then = (overwrite) or += (accumulate); with an
+        // epilogue (--step-gemm-epilogues), "= ... +R +bias".
+        bool epilogue = call.getCallee() == "stepc_matmul_epilogue_f32";
         std::string flags;
-        for (auto [i, v] : llvm::enumerate(call.getOperands().drop_front(3))) {
+        auto bits = epilogue ? call.getOperands().drop_front(5) : call.getOperands().drop_front(3);
+        for (auto [i, v] : llvm::enumerate(bits)) {
           llvm::APInt bit;
           bool set = mlir::matchPattern(v, mlir::m_ConstantInt(&bit)) && bit != 0;
-          flags += i < 2 ? (set ? "T" : "N") : (set ? " +=" : " =");
+          if (i < 2) flags += set ? "T" : "N";
+          else if (epilogue) flags += set ? " = +R +bias" : " = +bias";
+          else flags += set ? " +=" : " =";
         }
         profile(module, call, profileNames.size());
         profileNames.push_back("gemm " + flags + " " + shapes(views) + " @" +

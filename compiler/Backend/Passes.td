@@ -83,6 +83,11 @@ def KernelsToGpu : Pass<"step-kernels-to-gpu", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def GemmEpilogues : Pass<"step-gemm-epilogues", "mlir::ModuleOp"> {
+  let summary = "Folds a bias add (and a residual add) after a library GEMM into the GEMM's epilogue";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def LowerGpuReductions : Pass<"step-lower-gpu-reductions", "mlir::ModuleOp"> {
   let summary = "Lowers block-wide gpu.all_reduce to warp shuffles and shared memory, in scf form";
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];

@@ -27,7 +27,8 @@ llvm::StringRef buffersPipeline() {
          "function-boundary-type-conversion=identity-layout-map},"
          "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
          "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
-         "step-contractions-to-library,step-outline-kernels,step-tile-kernels,step-plan-memory";
+         "step-contractions-to-library,step-gemm-epilogues,canonicalize,step-outline-kernels,"
+         "step-tile-kernels,step-plan-memory";
 }
 
 // Tiled kernels become range functions the runtime's threads share (CPU only).

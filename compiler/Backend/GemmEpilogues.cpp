@@ -1,0 +1,225 @@
+//===- GemmEpilogues.cpp - --step-gemm-epilogues --------------------------===//
+//
+// Folds the bias add after a GEMM into the GEMM (cuBLASLt's BIAS epilogue, with beta = 1 for
+// a residual): a library GEMM `C = op(A)·op(B)` (--step-contractions-to-library) whose output
+// is a temporary read once, by the very next kernel, where that kernel is
+//     D = C + bias           (bias broadcast along the last dimension)
+//  or D = C + bias + R       (any order of the adds; R a residual of D's shape)
+// becomes one call `stepc_matmul_epilogue_f32(A, B, D, bias, R, transA, transB, hasResidual)`
+// (runtime/Gemm.h): D = op(A)·op(B) (+ R) + bias, and C's buffer is dropped. GPT-2 has it
+// after every projection (the attention's qkv and output, the MLP's output). The CPU
+// implementation is the GEMM then a pass adding the bias; on CUDA, cuBLASLt does it in the
+// GEMM's epilogue, saving a kernel and a round trip of D through memory.
+//
+// Only rewritten when nothing but views, constants and allocations stand between the GEMM and
+// the kernel (so the GEMM may move to the kernel's place), and D and R collapse to the GEMM's
+// 2-D shape without a copy. GELU epilogues and the backward forms (bias gradients in the
+// weight-gradient GEMM) are not matched yet.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Backend/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+
+namespace stepc::backend {
+
+#define GEN_PASS_DEF_GEMMEPILOGUES
+#include "compiler/Backend/Passes.h.inc"
+
+namespace {
+
+constexpr llvm::StringLiteral kEpilogue = "stepc_matmul_epilogue_f32";
+
+// The buffer a view is of (through casts, reshapes and subviews).
+mlir::Value rootOf(mlir::Value v) {
+  while (mlir::Operation *def = v.getDefiningOp()) {
+    if (auto view = llvm::dyn_cast<mlir::ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else
+      break;
+  }
+  return v;
+}
+
+// Every op using `buffer` through views (the views themselves excluded).
+void usersOf(mlir::Value buffer, llvm::SmallVectorImpl<mlir::Operation *> &out) {
+  for (mlir::Operation *user : buffer.getUsers()) {
+    auto view = llvm::dyn_cast<mlir::ViewLikeOpInterface>(user);
+    if (view && view.getViewSource() == buffer) {
+      for (mlir::Value r : user->getResults()) usersOf(r, out);
+      continue;
+    }
+    out.push_back(user);
+  }
+}
+
+// `v` is `root` seen through casts and reshapes only (every element, same order).
+bool isReshapeOf(mlir::Value v, mlir::Value root) {
+  while (v != root) {
+    mlir::Operation *def = v.getDefiningOp();
+    if (!llvm::isa_and_nonnull<mlir::memref::CastOp, mlir::memref::ExpandShapeOp,
+                               mlir::memref::CollapseShapeOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  return true;
+}
+
+bool isCallTo(mlir::Operation *op, llvm::StringRef name) {
+  auto call = llvm::dyn_cast<mlir::func::CallOp>(op);
+  return call && call.getCallee() == name;
+}
+
+// The body is a sum of the block arguments `leaves` (each exactly once), with addf only.
+bool isSumOf(mlir::Block &body, llvm::ArrayRef<mlir::BlockArgument> leaves) {
+  llvm::SmallVector<mlir::Value> seen;
+  std::function<bool(mlir::Value)> walk = [&](mlir::Value v) {
+    if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(v)) {
+      if (!llvm::is_contained(leaves, arg) || llvm::is_contained(seen, v)) return false;
+      seen.push_back(v);
+      return true;
+    }
+    auto add = v.getDefiningOp<mlir::arith::AddFOp>();
+    return add && add->getBlock() == &body && walk(add.getLhs()) && walk(add.getRhs());
+  };
+  if (body.getOperations().size() != leaves.size())  // leaves - 1 adds and the yield
+    return false;
+  return walk(body.getTerminator()->getOperand(0)) && seen.size() == leaves.size();
+}
+
+struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
+  mlir::func::FuncOp declaration(mlir::ModuleOp module, mlir::OpBuilder &b) {
+    if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(kEpilogue)) return fn;
+    mlir::OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    mlir::Type m2 = view(b, 2), m1 = view(b, 1), i64 = b.getI64Type();
+    auto fn = b.create<mlir::func::FuncOp>(
+        module.getLoc(), kEpilogue, b.getFunctionType({m2, m2, m2, m1, m2, i64, i64, i64}, {}));
+    fn.setPrivate();
+    fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    return fn;
+  }
+
+  static mlir::MemRefType view(mlir::OpBuilder &b, unsigned rank) {
+    int64_t dyn = mlir::ShapedType::kDynamic;
+    llvm::SmallVector<int64_t> shape(rank, dyn), strides(rank, dyn);
+    return mlir::MemRefType::get(shape, b.getF32Type(),
+                                 mlir::StridedLayoutAttr::get(b.getContext(), dyn, strides));
+  }
+
+  // `v` (the generic's operand, rank r) as the GEMM's 2-D dynamic view, or null.
+  static mlir::Value asMatrix(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v) {
+    auto type = llvm::cast<mlir::MemRefType>(v.getType());
+    mlir::Value m = v;
+    if (type.getRank() > 2) {
+      llvm::SmallVector<mlir::ReassociationIndices> groups(2);
+      for (int64_t i = 0; i + 1 < type.getRank(); ++i) groups[0].push_back(i);
+      groups[1].push_back(type.getRank() - 1);
+      if (!mlir::memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups)) return nullptr;
+      m = b.create<mlir::memref::CollapseShapeOp>(loc, v, groups);
+    } else if (type.getRank() != 2) {
+      return nullptr;
+    }
+    return b.create<mlir::memref::CastOp>(loc, view(b, 2), m);
+  }
+
+  bool rewrite(mlir::ModuleOp module, mlir::func::CallOp gemm) {
+    llvm::APInt accumulate;
+    if (!mlir::matchPattern(gemm.getOperand(5), mlir::m_ConstantInt(&accumulate)) ||
+        accumulate != 0)
+      return false;
+    mlir::Value c = rootOf(gemm.getOperand(2));
+    if (!c.getDefiningOp<mlir::memref::AllocOp>()) return false;
+    // The next op touching memory must be the consumer.
+    mlir::Operation *next = gemm->getNextNode();
+    while (next && (llvm::isa<mlir::ViewLikeOpInterface, mlir::memref::AllocOp>(next) ||
+                    next->hasTrait<mlir::OpTrait::ConstantLike>()))
+      next = next->getNextNode();
+    auto generic = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(next);
+    if (!generic || generic.getNumDpsInits() != 1 || generic.getNumParallelLoops() != generic.getNumLoops())
+      return false;
+    // C is read by nobody else (its deallocation aside).
+    llvm::SmallVector<mlir::Operation *> users;
+    usersOf(c, users);
+    for (mlir::Operation *user : users)
+      if (user != gemm.getOperation() && user != generic.getOperation() &&
+          !llvm::isa<mlir::memref::DeallocOp>(user))
+        return false;
+    // Inputs: C and R with D's identity map, the bias along the last loop.
+    int64_t rank = generic.getNumLoops();
+    mlir::Value cView, bias, residual;
+    mlir::BlockArgument cArg, biasArg, residualArg;
+    mlir::AffineMap identity = mlir::AffineMap::getMultiDimIdentityMap(rank, &getContext());
+    mlir::AffineMap last = mlir::AffineMap::get(
+        rank, 0, mlir::getAffineDimExpr(rank - 1, &getContext()), &getContext());
+    for (mlir::OpOperand *input : generic.getDpsInputOperands()) {
+      mlir::AffineMap map = generic.getMatchingIndexingMap(input);
+      mlir::BlockArgument arg = generic.getMatchingBlockArgument(input);
+      auto type = llvm::dyn_cast<mlir::MemRefType>(input->get().getType());
+      if (!type || !type.getElementType().isF32()) return false;
+      if (map == identity && rootOf(input->get()) == c && !cView) {
+        cView = input->get();
+        cArg = arg;
+      } else if (map == last && !bias) {
+        bias = input->get();
+        biasArg = arg;
+      } else if (map == identity && !residual) {
+        residual = input->get();
+        residualArg = arg;
+      } else {
+        return false;
+      }
+    }
+    mlir::OpOperand *init = generic.getDpsInitOperand(0);
+    if (!cView || !bias || generic.getMatchingIndexingMap(init) != identity ||
+        !generic.getMatchingBlockArgument(init).use_empty())
+      return false;
+    llvm::SmallVector<mlir::BlockArgument> leaves{cArg, biasArg};
+    if (residual) leaves.push_back(residualArg);
+    if (!isSumOf(*generic.getBody(), leaves)) return false;
+
+    // D is C's shape (C read whole, through reshapes only), and the GEMM's inputs and the
+    // bias are not D (cuBLASLt reads them while writing D; R may be D, an in-place residual).
+    auto cType = llvm::dyn_cast<mlir::MemRefType>(c.getType());
+    auto dType = llvm::cast<mlir::MemRefType>(init->get().getType());
+    if (!cType || !cType.hasStaticShape() || !dType.hasStaticShape() || !isReshapeOf(cView, c) ||
+        cType.getNumElements() != dType.getNumElements() ||
+        cType.getShape().back() != dType.getShape().back())
+      return false;
+    mlir::Value dRoot = rootOf(init->get());
+    if (rootOf(gemm.getOperand(0)) == dRoot || rootOf(gemm.getOperand(1)) == dRoot ||
+        rootOf(bias) == dRoot)
+      return false;
+
+    mlir::OpBuilder b(generic);
+    mlir::Location loc = gemm.getLoc();
+    mlir::Value d = asMatrix(b, loc, init->get());
+    mlir::Value r = residual ? asMatrix(b, loc, residual) : d;
+    if (!d || !r) return false;
+    mlir::Value biasView = b.create<mlir::memref::CastOp>(loc, view(b, 1), bias);
+    mlir::Value hasResidual = b.create<mlir::arith::ConstantIntOp>(loc, residual ? 1 : 0, 64);
+    b.create<mlir::func::CallOp>(
+        loc, declaration(module, b),
+        mlir::ValueRange{gemm.getOperand(0), gemm.getOperand(1), d, biasView, r,
+                         gemm.getOperand(3), gemm.getOperand(4), hasResidual});
+    generic.erase();
+    gemm.erase();
+    return true;
+  }
+
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    llvm::SmallVector<mlir::func::CallOp> gemms;
+    module.walk([&](mlir::func::CallOp call) {
+      if (isCallTo(call, "stepc_matmul_f32")) gemms.push_back(call);
+    });
+    for (mlir::func::CallOp gemm : gemms) rewrite(module, gemm);
+  }
+};
+
+}  // namespace
+
+}  // namespace stepc::backend

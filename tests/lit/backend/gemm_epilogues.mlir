@@ -1,0 +1,135 @@
+// Tests --step-gemm-epilogues: a library GEMM into a temporary, read once by the very next
+// kernel, which adds a bias along the last dimension (and maybe a residual), becomes one
+// stepc_matmul_epilogue_f32(A, B, D, bias, R, transA, transB, hasResidual); anything else is
+// left alone: another op touching memory in between, C read again later, a kernel that is not
+// a plain sum, a D that is the GEMM's input.
+//
+// RUN: %stepc-opt %s --step-gemm-epilogues --canonicalize | FileCheck %s
+
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#last = affine_map<(d0, d1, d2) -> (d2)>
+!dyn = memref<?x?xf32, strided<[?, ?], offset: ?>>
+module {
+  func.func private @stepc_matmul_f32(!dyn, !dyn, !dyn, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func private @other(memref<32x96xf32>)
+
+  // CHECK-LABEL: func.func @bias(
+  // CHECK-SAME: %[[X:[^:]+]]: memref<32x32xf32>, %[[W:[^:]+]]: memref<32x96xf32>, %[[B:[^:]+]]: memref<96xf32>, %[[D:[^:]+]]: memref<2x16x96xf32>
+  // CHECK-NOT: memref.alloc
+  // CHECK-DAG: %[[XV:.+]] = memref.cast %[[X]]
+  // CHECK-DAG: %[[WV:.+]] = memref.cast %[[W]]
+  // CHECK-DAG: %[[DM:.+]] = memref.collapse_shape %[[D]] {{\[\[}}0, 1], [2]] : memref<2x16x96xf32> into memref<32x96xf32>
+  // CHECK-DAG: %[[DV:.+]] = memref.cast %[[DM]]
+  // CHECK-DAG: %[[BV:.+]] = memref.cast %[[B]] : memref<96xf32> to memref<?xf32, strided<[?], offset: ?>>
+  // CHECK-DAG: %[[NO:.+]] = arith.constant 0 : i64
+  // CHECK: call @stepc_matmul_epilogue_f32(%[[XV]], %[[WV]], %[[DV]], %[[BV]], %[[DV]], %[[NO]], %[[NO]], %[[NO]])
+  // CHECK-NOT: linalg.generic
+  // CHECK: return
+  func.func @bias(%x: memref<32x32xf32>, %w: memref<32x96xf32>, %b: memref<96xf32>, %d: memref<2x16x96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %c = memref.alloc() : memref<32x96xf32>
+    %xv = memref.cast %x : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<32x96xf32> to !dyn
+    %cv = memref.cast %c : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%xv, %wv, %cv, %c0, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    %c3 = memref.expand_shape %c [[0, 1], [2]] output_shape [2, 16, 96] : memref<32x96xf32> into memref<2x16x96xf32>
+    linalg.generic {indexing_maps = [#id3, #last, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%c3, %b : memref<2x16x96xf32>, memref<96xf32>) outs(%d : memref<2x16x96xf32>) {
+    ^bb0(%in: f32, %bias: f32, %out: f32):
+      %s = arith.addf %in, %bias : f32
+      linalg.yield %s : f32
+    }
+    memref.dealloc %c : memref<32x96xf32>
+    return
+  }
+
+  // The residual, in any order of the adds; D may be the residual itself (in place).
+  // CHECK-LABEL: func.func @residual(
+  // CHECK-SAME: %[[R:[^:]+]]: memref<2x16x96xf32>, %{{[^:]+}}: memref<96xf32>
+  // CHECK-DAG: %[[ONE:.+]] = arith.constant 1 : i64
+  // CHECK: memref.collapse_shape %[[R]]
+  // CHECK: memref.collapse_shape %[[R]]
+  // CHECK: call @stepc_matmul_epilogue_f32({{.*}}, %[[ONE]])
+  func.func @residual(%x: memref<32x32xf32>, %w: memref<32x96xf32>, %r: memref<2x16x96xf32>, %b: memref<96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %c = memref.alloc() : memref<32x96xf32>
+    %xv = memref.cast %x : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<32x96xf32> to !dyn
+    %cv = memref.cast %c : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%xv, %wv, %cv, %c0, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    %c3 = memref.expand_shape %c [[0, 1], [2]] output_shape [2, 16, 96] : memref<32x96xf32> into memref<2x16x96xf32>
+    linalg.generic {indexing_maps = [#id3, #id3, #last, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%r, %c3, %b : memref<2x16x96xf32>, memref<2x16x96xf32>, memref<96xf32>) outs(%r : memref<2x16x96xf32>) {
+    ^bb0(%res: f32, %in: f32, %bias: f32, %out: f32):
+      %s = arith.addf %in, %bias : f32
+      %t = arith.addf %res, %s : f32
+      linalg.yield %t : f32
+    }
+    memref.dealloc %c : memref<32x96xf32>
+    return
+  }
+
+  // CHECK-LABEL: func.func @between(
+  // CHECK: call @stepc_matmul_f32
+  // CHECK: call @other
+  // CHECK: linalg.generic
+  func.func @between(%x: memref<32x32xf32>, %w: memref<32x96xf32>, %b: memref<96xf32>, %d: memref<32x96xf32>, %e: memref<32x96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %c = memref.alloc() : memref<32x96xf32>
+    %xv = memref.cast %x : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<32x96xf32> to !dyn
+    %cv = memref.cast %c : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%xv, %wv, %cv, %c0, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    call @other(%e) : (memref<32x96xf32>) -> ()
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%c, %b : memref<32x96xf32>, memref<96xf32>) outs(%d : memref<32x96xf32>) {
+    ^bb0(%in: f32, %bias: f32, %out: f32):
+      %s = arith.addf %in, %bias : f32
+      linalg.yield %s : f32
+    }
+    memref.dealloc %c : memref<32x96xf32>
+    return
+  }
+
+  // C is read again after the bias add (a backward needs it), and another kernel scales.
+  // CHECK-LABEL: func.func @reused(
+  // CHECK: call @stepc_matmul_f32
+  // CHECK: linalg.generic
+  // CHECK: call @other
+  // CHECK-LABEL: func.func @scaled(
+  // CHECK: call @stepc_matmul_f32
+  // CHECK: linalg.generic
+  func.func @reused(%x: memref<32x32xf32>, %w: memref<32x96xf32>, %b: memref<96xf32>, %d: memref<32x96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %c = memref.alloc() : memref<32x96xf32>
+    %xv = memref.cast %x : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<32x96xf32> to !dyn
+    %cv = memref.cast %c : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%xv, %wv, %cv, %c0, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%c, %b : memref<32x96xf32>, memref<96xf32>) outs(%d : memref<32x96xf32>) {
+    ^bb0(%in: f32, %bias: f32, %out: f32):
+      %s = arith.addf %in, %bias : f32
+      linalg.yield %s : f32
+    }
+    call @other(%c) : (memref<32x96xf32>) -> ()
+    memref.dealloc %c : memref<32x96xf32>
+    return
+  }
+  func.func @scaled(%x: memref<32x32xf32>, %w: memref<32x96xf32>, %b: memref<96xf32>, %d: memref<32x96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %c = memref.alloc() : memref<32x96xf32>
+    %xv = memref.cast %x : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<32x96xf32> to !dyn
+    %cv = memref.cast %c : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%xv, %wv, %cv, %c0, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%c, %b : memref<32x96xf32>, memref<96xf32>) outs(%d : memref<32x96xf32>) {
+    ^bb0(%in: f32, %bias: f32, %out: f32):
+      %s = arith.mulf %in, %bias : f32
+      linalg.yield %s : f32
+    }
+    memref.dealloc %c : memref<32x96xf32>
+    return
+  }
+}
