@@ -34,7 +34,7 @@ struct StridedMemRef {
 /// One GEMM operand as BLAS sees it: a row-major matrix with leading dimension ld, possibly
 /// transposed. A view [R, C] with strides (s0, 1) is row-major R x C (ld s0); with strides
 /// (1, s1) it is the transpose of a row-major C x R (ld s1). ok is false for a view with no
-/// unit stride. Shared by the OpenBLAS and cuBLAS implementations.
+/// unit stride. Shared by the OpenBLAS and cuBLASLt implementations.
 struct Operand {
   const float *data;
   int64_t ld;

@@ -12,7 +12,7 @@
 // (eval) they go in on every call and are not copied back.
 //
 // The step itself is captured as one CUDA graph and replayed: the first call of an entry point
-// runs its launches directly (the arena is allocated and cuBLAS initialised then, which capture
+// runs its launches directly (the arena is allocated and cuBLASLt initialised then, which capture
 // would not allow), the second is captured into a graph and launched, later calls only launch
 // that graph (its buffers are the same device mirrors every step; the host plan is not run
 // again). If capture fails, the entry runs without a graph from then on. STEPC_CUDA_GRAPH=0

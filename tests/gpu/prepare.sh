@@ -3,7 +3,7 @@
 # models/tiny/{mlp,byte_lm,gpt2}, models/byte_lm and models/gpt2_124m with --target=cuda (a
 # CUDA step next to the CPU step), stripped and xz-compressed so that all of them travel to a
 # GPU machine in a few MiB. The executables need nothing there but libcuda (the driver) and
-# cuBLAS. Then, on the GPU machine: tests/gpu/run.sh (see there).
+# cuBLASLt. Then, on the GPU machine: tests/gpu/run.sh (see there).
 #
 #   tests/gpu/prepare.sh            # after tools/bazel.sh build //...
 set -euo pipefail

@@ -7,10 +7,10 @@
 # 1. For every model in models/tiny: 3 training steps with --device=cuda equal 3 with
 #    --device=cpu (the same executable, the same data and initialisation): every metric and
 #    every parameter within atol 1e-4 + rtol 1e-3. Both are float32; they differ in summation
-#    order (cuBLAS against OpenBLAS, block reductions in 256 strided partials against
+#    order (cuBLASLt against OpenBLAS, block reductions in 256 strided partials against
 #    in-order vectorised loops), which after 3 Adam steps stays well inside that.
 # 2. byte_lm and gpt2_124m: the median step time of steps 2-6 on the GPU, tokens/s, and MFU
-#    against the FP32 peak (H200: 67 TFLOP/s; the GEMMs are FP32 cuBLAS, no tensor cores yet).
+#    against the FP32 peak (H200: 67 TFLOP/s; the GEMMs are FP32 cuBLASLt, no tensor cores).
 # Ends with "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,0 +1,254 @@
+//===- Blas.cpp - the CUDA step's GEMMs on cuBLASLt -----------------------===//
+//
+// See Blas.h. cuBLASLt's handle, a 32 MiB workspace and the heuristic's choice per GEMM shape
+// are kept for the process; the descriptors of one call are made and freed around it (this
+// host work happens once per step at most: the step is replayed as a CUDA graph). Failures
+// are recorded on the session (Session::recordError) for the step to report.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/Blas.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <tuple>
+#include <type_traits>
+
+#include "runtime/Gemm.h"
+#include "runtime/cuda/Session.h"
+
+namespace stepc::rt::cuda {
+
+LtGemm planGemm(const int64_t *aSizes, const int64_t *aStrides, bool transA,
+                const int64_t *bSizes, const int64_t *bStrides, bool transB,
+                const int64_t *dSizes, const int64_t *dStrides) {
+  LtGemm g;
+  g.m = dSizes[0];
+  g.n = dSizes[1];
+  g.k = transA ? aSizes[0] : aSizes[1];
+  if (dStrides[1] != 1 && g.n > 1) {
+    g.error = "the CUDA GEMM needs a row-major output (unit column stride)";
+    return g;
+  }
+  // A row-major stored matrix (rows x cols, ld) is column-major cols x rows with the same ld.
+  auto stored = [](const int64_t *sizes, const int64_t *strides, bool trans, LtMatrix &out,
+                   bool &flag) {
+    Operand op = operand(nullptr, sizes, strides, trans);
+    if (!op.ok) return false;
+    bool flipped = op.transposed != trans;  // a column-major view: stored as its transpose
+    int64_t rows = flipped ? sizes[1] : sizes[0], cols = flipped ? sizes[0] : sizes[1];
+    out = LtMatrix{static_cast<uint64_t>(cols), static_cast<uint64_t>(rows),
+                   std::max<int64_t>(op.ld, 1)};
+    flag = op.transposed;
+    return true;
+  };
+  if (!stored(bSizes, bStrides, transB, g.a, g.transA) ||
+      !stored(aSizes, aStrides, transA, g.b, g.transB)) {
+    g.error = "a GEMM view without a unit stride cannot run on cuBLASLt";
+    return g;
+  }
+  int64_t ldd = g.m == 1 ? g.n : dStrides[0];
+  g.d = LtMatrix{static_cast<uint64_t>(g.n), static_cast<uint64_t>(g.m),
+                 std::max<int64_t>(ldd, std::max<int64_t>(g.n, 1))};
+  return g;
+}
+
+namespace {
+
+// cuBLASLt's ABI, as far as used (values from cublasLt.h / library_types.h of CUDA 12 and 13;
+// declared here so the runtime builds without the toolkit's headers).
+constexpr int kComputeF32 = 68;  // CUBLAS_COMPUTE_32F
+constexpr int kR32F = 0;         // CUDA_R_32F
+constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;
+constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;
+constexpr int kPrefMaxWorkspace = 1;
+constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4;
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
+struct Algo {
+  uint64_t data[8];
+};
+struct Heuristic {  // cublasLtMatmulHeuristicResult_t
+  Algo algo;
+  size_t workspaceSize;
+  int state;
+  float wavesCount;
+  int reserved[4];
+};
+
+struct Lt {
+  using H = void *;
+  int (*create)(H *) = nullptr;
+  int (*descCreate)(H *, int, int) = nullptr;
+  int (*descDestroy)(H) = nullptr;
+  int (*descSet)(H, int, const void *, size_t) = nullptr;
+  int (*layoutCreate)(H *, int, uint64_t, uint64_t, int64_t) = nullptr;
+  int (*layoutDestroy)(H) = nullptr;
+  int (*layoutSet)(H, int, const void *, size_t) = nullptr;
+  int (*prefCreate)(H *) = nullptr;
+  int (*prefDestroy)(H) = nullptr;
+  int (*prefSet)(H, int, const void *, size_t) = nullptr;
+  int (*heuristic)(H, H, H, H, H, H, H, int, Heuristic *, int *) = nullptr;
+  int (*matmul)(H, H, const void *, const void *, H, const void *, H, const void *,
+                const void *, H, void *, H, const Algo *, void *, size_t, void *) = nullptr;
+  H handle = nullptr;
+  CUdeviceptr workspace = 0;
+  Status status;
+};
+
+Lt &lt() {
+  static Lt l = [] {
+    Lt out;
+    Session &s = Session::get();
+    if (!s.status().ok()) {
+      out.status = s.status();
+      return out;
+    }
+    void *lib = nullptr;
+    for (const char *name : {"libcublasLt.so.13", "libcublasLt.so.12",
+                             "/usr/local/cuda/lib64/libcublasLt.so.13",
+                             "/usr/local/cuda/lib64/libcublasLt.so.12"})
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    if (!lib) {
+      out.status = Status::error("cannot load cuBLASLt (libcublasLt.so.13 or .12): the GEMMs of "
+                                 "the CUDA step need the CUDA toolkit's cuBLASLt");
+      return out;
+    }
+    bool all = true;
+    auto get = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      all = all && fn;
+    };
+    get(out.create, "cublasLtCreate");
+    get(out.descCreate, "cublasLtMatmulDescCreate");
+    get(out.descDestroy, "cublasLtMatmulDescDestroy");
+    get(out.descSet, "cublasLtMatmulDescSetAttribute");
+    get(out.layoutCreate, "cublasLtMatrixLayoutCreate");
+    get(out.layoutDestroy, "cublasLtMatrixLayoutDestroy");
+    get(out.layoutSet, "cublasLtMatrixLayoutSetAttribute");
+    get(out.prefCreate, "cublasLtMatmulPreferenceCreate");
+    get(out.prefDestroy, "cublasLtMatmulPreferenceDestroy");
+    get(out.prefSet, "cublasLtMatmulPreferenceSetAttribute");
+    get(out.heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    get(out.matmul, "cublasLtMatmul");
+    if (!all) {
+      out.status = Status::error("cuBLASLt lacks a function the CUDA step needs");
+      return out;
+    }
+    if (int rc = out.create(&out.handle); rc != 0) {
+      out.status = Status::error("cublasLtCreate failed (status " + std::to_string(rc) + ")");
+      return out;
+    }
+    out.status = s.driver().check(s.driver().api().cuMemAlloc(&out.workspace, kWorkspaceBytes),
+                                  "cuMemAlloc (cuBLASLt's workspace)");
+    return out;
+  }();
+  return l;
+}
+
+// One GEMM (batched with `batch` > 1 and element strides between the matrices): D = op(A)
+// op(B) [+ R] [+ bias].
+void run(const LtGemm &g, const float *a, const float *b, float *d, const float *r,
+         const float *bias, bool accumulate, int64_t batch, int64_t aStride, int64_t bStride,
+         int64_t dStride) {
+  Session &session = Session::get();
+  if (!g.error.empty()) return session.recordError(Status::error(g.error));
+  if (g.m == 0 || g.n == 0) return;
+  Lt &l = lt();
+  if (!l.status.ok()) return session.recordError(l.status);
+  Lt::H desc = nullptr, la = nullptr, lb = nullptr, ld = nullptr, pref = nullptr;
+  int rc = 0;
+  auto check = [&](int code, const char *what) {
+    if (code != 0 && rc == 0) {
+      rc = code;
+      session.recordError(Status::error(std::string(what) + " failed (cuBLASLt status " +
+                                        std::to_string(code) + ")"));
+    }
+    return code == 0;
+  };
+  int32_t opA = g.transA ? 1 : 0, opB = g.transB ? 1 : 0;
+  uint32_t epilogue = bias ? kEpilogueBias : kEpilogueDefault;
+  if (check(l.descCreate(&desc, kComputeF32, kR32F), "cublasLtMatmulDescCreate") &&
+      check(l.descSet(desc, kDescTransA, &opA, sizeof opA), "TRANSA") &&
+      check(l.descSet(desc, kDescTransB, &opB, sizeof opB), "TRANSB") &&
+      check(l.descSet(desc, kDescEpilogue, &epilogue, sizeof epilogue), "EPILOGUE") &&
+      (!bias || check(l.descSet(desc, kDescBiasPointer, &bias, sizeof bias), "BIAS_POINTER")) &&
+      check(l.layoutCreate(&la, kR32F, g.a.rows, g.a.cols, g.a.ld), "layout A") &&
+      check(l.layoutCreate(&lb, kR32F, g.b.rows, g.b.cols, g.b.ld), "layout B") &&
+      check(l.layoutCreate(&ld, kR32F, g.d.rows, g.d.cols, g.d.ld), "layout D")) {
+    if (batch > 1) {
+      int32_t count = static_cast<int32_t>(batch);
+      // cuBLASLt's A is our B, its B our A.
+      for (auto [layout, stride] : {std::pair{la, bStride}, std::pair{lb, aStride},
+                                    std::pair{ld, dStride}})
+        if (!check(l.layoutSet(layout, kLayoutBatchCount, &count, sizeof count), "BATCH_COUNT") ||
+            !check(l.layoutSet(layout, kLayoutBatchStride, &stride, sizeof stride),
+                   "STRIDED_BATCH_OFFSET"))
+          break;
+    }
+    uint64_t workspace = kWorkspaceBytes;
+    Heuristic best{};
+    int found = 0;
+    if (rc == 0 && check(l.prefCreate(&pref), "cublasLtMatmulPreferenceCreate") &&
+        check(l.prefSet(pref, kPrefMaxWorkspace, &workspace, sizeof workspace), "MAX_WORKSPACE") &&
+        check(l.heuristic(l.handle, desc, la, lb, ld, ld, pref, 1, &best, &found),
+              "cublasLtMatmulAlgoGetHeuristic")) {
+      if (found < 1) {
+        session.recordError(Status::error("cuBLASLt has no algorithm for a " +
+                                          std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
+                                          std::to_string(g.k) + " GEMM"));
+      } else {
+        float one = 1, beta = (accumulate || r) ? 1.0f : 0.0f;
+        const float *c = r ? r : d;
+        check(l.matmul(l.handle, desc, &one, b, la, a, lb, &beta, c, ld, d, ld, &best.algo,
+                       reinterpret_cast<void *>(l.workspace), kWorkspaceBytes, session.stream()),
+              "cublasLtMatmul");
+      }
+    }
+  }
+  if (pref) l.prefDestroy(pref);
+  for (Lt::H layout : {la, lb, ld})
+    if (layout) l.layoutDestroy(layout);
+  if (desc) l.descDestroy(desc);
+}
+
+}  // namespace
+
+}  // namespace stepc::rt::cuda
+
+using stepc::rt::StridedMemRef;
+using stepc::rt::cuda::planGemm;
+
+extern "C" void _mlir_ciface_stepc_cuda_matmul_f32(StridedMemRef<2> *a, StridedMemRef<2> *b,
+                                                   StridedMemRef<2> *c, int64_t transA,
+                                                   int64_t transB, int64_t accumulate) {
+  auto g = planGemm(a->sizes, a->strides, transA, b->sizes, b->strides, transB, c->sizes,
+                    c->strides);
+  stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, c->data + c->offset, nullptr,
+                       nullptr, accumulate != 0, 1, 0, 0, 0);
+}
+
+extern "C" void _mlir_ciface_stepc_cuda_batch_matmul_f32(StridedMemRef<3> *a,
+                                                         StridedMemRef<3> *b,
+                                                         StridedMemRef<3> *c, int64_t transA,
+                                                         int64_t transB, int64_t accumulate) {
+  auto g = planGemm(a->sizes + 1, a->strides + 1, transA, b->sizes + 1, b->strides + 1, transB,
+                    c->sizes + 1, c->strides + 1);
+  stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, c->data + c->offset, nullptr,
+                       nullptr, accumulate != 0, c->sizes[0], a->strides[0], b->strides[0],
+                       c->strides[0]);
+}
+
+extern "C" void _mlir_ciface_stepc_cuda_matmul_epilogue_f32(
+    StridedMemRef<2> *a, StridedMemRef<2> *b, StridedMemRef<2> *d, StridedMemRef<1> *bias,
+    StridedMemRef<2> *residual, int64_t transA, int64_t transB, int64_t hasResidual) {
+  auto g = planGemm(a->sizes, a->strides, transA, b->sizes, b->strides, transB, d->sizes,
+                    d->strides);
+  if (bias->strides[0] != 1 && bias->sizes[0] > 1)
+    g.error = "the CUDA GEMM's bias must be contiguous";
+  if (hasResidual && residual->strides[0] != d->strides[0] && d->sizes[0] > 1)
+    g.error = "the CUDA GEMM's residual must have the output's layout";
+  stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, d->data + d->offset,
+                       hasResidual ? residual->data + residual->offset : nullptr,
+                       bias->data + bias->offset, false, 1, 0, 0, 0);
+}
