@@ -2,6 +2,8 @@
 #include "runtime/Gemm.h"
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "runtime/ThreadPool.h"
 
@@ -158,4 +160,48 @@ void _mlir_ciface_stepc_matmul_epilogue_f32(StridedMemRef<2> *a, StridedMemRef<2
   const float *v = bias->data + bias->offset;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) out[i * d->strides[0] + j * d->strides[1]] += v[j * bias->strides[0]];
+}
+
+namespace {
+
+// A bf16 view widened to a contiguous row-major f32 matrix (sizes kept), for the f32 GEMM.
+std::vector<float> widen(const stepc::rt::Bf16 *data, const int64_t *sizes,
+                         const int64_t *strides) {
+  std::vector<float> out(static_cast<size_t>(sizes[0] * sizes[1]));
+  for (int64_t i = 0; i < sizes[0]; ++i)
+    for (int64_t j = 0; j < sizes[1]; ++j) {
+      uint32_t bits = uint32_t{data[i * strides[0] + j * strides[1]]} << 16;
+      std::memcpy(&out[static_cast<size_t>(i * sizes[1] + j)], &bits, sizeof bits);
+    }
+  return out;
+}
+
+void gemmBf16(const stepc::rt::Bf16 *a, const int64_t *aSizes, const int64_t *aStrides,
+              const stepc::rt::Bf16 *b, const int64_t *bSizes, const int64_t *bStrides, float *c,
+              const int64_t *cSizes, const int64_t *cStrides, bool transA, bool transB,
+              bool accumulate) {
+  std::vector<float> wa = widen(a, aSizes, aStrides), wb = widen(b, bSizes, bStrides);
+  int64_t sa[2] = {aSizes[1], 1}, sb[2] = {bSizes[1], 1};
+  stepc::rt::gemm2d(wa.data(), aSizes, sa, wb.data(), bSizes, sb, c, cSizes, cStrides, transA,
+                    transB, accumulate);
+}
+
+}  // namespace
+
+void _mlir_ciface_stepc_matmul_bf16(StridedMemRef<2, stepc::rt::Bf16> *a,
+                                    StridedMemRef<2, stepc::rt::Bf16> *b, StridedMemRef<2> *c,
+                                    int64_t transA, int64_t transB, int64_t accumulate) {
+  gemmBf16(a->data + a->offset, a->sizes, a->strides, b->data + b->offset, b->sizes, b->strides,
+           c->data + c->offset, c->sizes, c->strides, transA != 0, transB != 0, accumulate != 0);
+}
+
+void _mlir_ciface_stepc_batch_matmul_bf16(StridedMemRef<3, stepc::rt::Bf16> *a,
+                                          StridedMemRef<3, stepc::rt::Bf16> *b,
+                                          StridedMemRef<3> *c, int64_t transA, int64_t transB,
+                                          int64_t accumulate) {
+  for (int64_t i = 0; i < c->sizes[0]; ++i)
+    gemmBf16(a->data + a->offset + i * a->strides[0], a->sizes + 1, a->strides + 1,
+             b->data + b->offset + i * b->strides[0], b->sizes + 1, b->strides + 1,
+             c->data + c->offset + i * c->strides[0], c->sizes + 1, c->strides + 1, transA != 0,
+             transB != 0, accumulate != 0);
 }

@@ -5,6 +5,8 @@
 //
 //   stepc_matmul_f32(A, B, C, transA, transB, acc)        C[M,N] (+)= op(A)[M,K] · op(B)[K,N]
 //   stepc_batch_matmul_f32(A, B, C, transA, transB, acc)  the same per leading batch index
+//   stepc_matmul_bf16 / stepc_batch_matmul_bf16           bf16 A and B, f32 C (--precision=bf16)
+//   stepc_matmul_epilogue_f32(A, B, D, bias, R, ...)      D = op(A)·op(B) (+ R) + bias
 //
 // with += when acc is 1 and = when it is 0.
 //
@@ -22,14 +24,17 @@
 
 namespace stepc::rt {
 
-template <int Rank>
+template <int Rank, typename T = float>
 struct StridedMemRef {
-  float *base;
-  float *data;
+  T *base;
+  T *data;
   int64_t offset;
   int64_t sizes[Rank];
   int64_t strides[Rank];
 };
+
+/// A bf16 value's bits (MLIR's bf16 memrefs hold these).
+using Bf16 = uint16_t;
 
 /// One GEMM operand as BLAS sees it: a row-major matrix with leading dimension ld, possibly
 /// transposed. A view [R, C] with strides (s0, 1) is row-major R x C (ld s0); with strides
@@ -71,6 +76,16 @@ void _mlir_ciface_stepc_batch_matmul_f32(stepc::rt::StridedMemRef<3> *a,
                                          stepc::rt::StridedMemRef<3> *b,
                                          stepc::rt::StridedMemRef<3> *c, int64_t transA,
                                          int64_t transB, int64_t accumulate);
+/// C (+)= op(A) · op(B) for bf16 A and B, accumulated in f32 (on the CPU: the operands widened
+/// exactly to f32, then the f32 GEMM).
+void _mlir_ciface_stepc_matmul_bf16(stepc::rt::StridedMemRef<2, stepc::rt::Bf16> *a,
+                                    stepc::rt::StridedMemRef<2, stepc::rt::Bf16> *b,
+                                    stepc::rt::StridedMemRef<2> *c, int64_t transA,
+                                    int64_t transB, int64_t accumulate);
+void _mlir_ciface_stepc_batch_matmul_bf16(stepc::rt::StridedMemRef<3, stepc::rt::Bf16> *a,
+                                          stepc::rt::StridedMemRef<3, stepc::rt::Bf16> *b,
+                                          stepc::rt::StridedMemRef<3> *c, int64_t transA,
+                                          int64_t transB, int64_t accumulate);
 /// D = op(A) · op(B) (+ R when hasResidual) + bias (broadcast over D's rows): a GEMM with the
 /// bias add after it folded in (--step-gemm-epilogues); R may be D itself.
 void _mlir_ciface_stepc_matmul_epilogue_f32(stepc::rt::StridedMemRef<2> *a,

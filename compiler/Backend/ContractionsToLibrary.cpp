@@ -4,7 +4,8 @@
 // contractions that transposed or N-D matmuls lower to) become calls to the GEMM interface,
 // runtime/Gemm.h: stepc_matmul_f32 / stepc_batch_matmul_f32 (C += op(A) · op(B), through MLIR's
 // C interface for memrefs; a last flag says whether to accumulate: a contraction right after a
-// zero fill of its output overwrites instead, and the fill is dropped). A library GEMM is an order of magnitude faster than loops, and the
+// zero fill of its output overwrites instead, and the fill is dropped). Contractions of bf16
+// operands into an f32 accumulator (--precision=bf16) call the _bf16 variants. A library GEMM is an order of magnitude faster than loops, and the
 // CUDA backend implements the same two functions with cuBLASLt.
 //
 // Each operand's dims must fall into contiguous blocks (batch first, then the M/K, K/N or M/N
@@ -55,24 +56,26 @@ mlir::FailureOr<Blocks> blocksOf(mlir::AffineMap map, const llvm::DenseMap<unsig
 }
 
 struct ContractionsToLibraryPass : impl::ContractionsToLibraryBase<ContractionsToLibraryPass> {
-  mlir::func::FuncOp declaration(mlir::ModuleOp module, unsigned rank) {
-    llvm::StringRef name = rank == 2 ? "stepc_matmul_f32" : "stepc_batch_matmul_f32";
+  // stepc_[batch_]matmul_f32, or _bf16 for bf16 operands (the output is f32 either way).
+  mlir::func::FuncOp declaration(mlir::ModuleOp module, unsigned rank, mlir::Type input) {
+    std::string name = std::string(rank == 2 ? "stepc_matmul_" : "stepc_batch_matmul_") +
+                       (input.isF32() ? "f32" : "bf16");
     if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(name)) return fn;
     mlir::OpBuilder b(module.getBodyRegion());
-    mlir::Type view = dynamicView(b, rank);
+    mlir::Type view = dynamicView(b, rank, input), out = dynamicView(b, rank, b.getF32Type());
     auto fn = b.create<mlir::func::FuncOp>(
         module.getLoc(), name,
-        b.getFunctionType({view, view, view, b.getI64Type(), b.getI64Type(), b.getI64Type()}, {}));
+        b.getFunctionType({view, view, out, b.getI64Type(), b.getI64Type(), b.getI64Type()}, {}));
     fn.setPrivate();
     // Calls pass pointers to memref descriptors: _mlir_ciface_<name>, see runtime/Gemm.h.
     fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
     return fn;
   }
 
-  static mlir::MemRefType dynamicView(mlir::OpBuilder &b, unsigned rank) {
+  static mlir::MemRefType dynamicView(mlir::OpBuilder &b, unsigned rank, mlir::Type element) {
     int64_t dyn = mlir::ShapedType::kDynamic;
     llvm::SmallVector<int64_t> shape(rank, dyn), strides(rank, dyn);
-    return mlir::MemRefType::get(shape, b.getF32Type(),
+    return mlir::MemRefType::get(shape, element,
                                  mlir::StridedLayoutAttr::get(b.getContext(), dyn, strides));
   }
 
@@ -88,7 +91,8 @@ struct ContractionsToLibraryPass : impl::ContractionsToLibraryBase<ContractionsT
         return nullptr;
       view = b.create<mlir::memref::CollapseShapeOp>(loc, v, reassociation);
     }
-    return b.create<mlir::memref::CastOp>(loc, dynamicView(b, reassociation.size()), view);
+    return b.create<mlir::memref::CastOp>(
+        loc, dynamicView(b, reassociation.size(), type.getElementType()), view);
   }
 
   // The linalg.fill of zero into `c` that `op` follows, if nothing between them can touch
@@ -116,9 +120,15 @@ struct ContractionsToLibraryPass : impl::ContractionsToLibraryBase<ContractionsT
     if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
         !mlir::linalg::isaContractionOpInterface(op))
       return false;
-    for (mlir::Value v : op->getOperands()) {
+    // f32 = f32 x f32, or f32 = bf16 x bf16 (--precision=bf16: bf16 in, f32 accumulation).
+    mlir::Type input;
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
       auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
-      if (!type || !type.getElementType().isF32() || !type.hasStaticShape()) return false;
+      if (!type || !type.hasStaticShape()) return false;
+      mlir::Type element = type.getElementType();
+      if (i == 2 ? !element.isF32() : !(element.isF32() || element.isBF16())) return false;
+      if (i == 0) input = element;
+      if (i == 1 && element != input) return false;
     }
     auto dims = mlir::linalg::inferContractionDims(op);
     if (mlir::failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty()) return false;
@@ -181,7 +191,7 @@ struct ContractionsToLibraryPass : impl::ContractionsToLibraryBase<ContractionsT
       transB = tb;
     }
     auto module = op->getParentOfType<mlir::ModuleOp>();
-    mlir::func::FuncOp fn = declaration(module, batched ? 3 : 2);
+    mlir::func::FuncOp fn = declaration(module, batched ? 3 : 2, input);
     mlir::Value ta = b.create<mlir::arith::ConstantIntOp>(loc, transA ? 1 : 0, 64);
     mlir::Value tb = b.create<mlir::arith::ConstantIntOp>(loc, transB ? 1 : 0, 64);
     // C = A·B instead of C += A·B when C was just zero-filled: the fill goes away.

@@ -39,6 +39,7 @@ struct CudaHostPass : impl::CudaHostBase<CudaHostPass> {
     for (auto fn : llvm::to_vector(module.getOps<mlir::func::FuncOp>())) {
       llvm::StringRef name = fn.getSymName();
       if (name != "stepc_matmul_f32" && name != "stepc_batch_matmul_f32" &&
+          name != "stepc_matmul_bf16" && name != "stepc_batch_matmul_bf16" &&
           name != "stepc_matmul_epilogue_f32")
         continue;
       std::string cuda = ("stepc_cuda_" + name.drop_front(6)).str();

@@ -4,7 +4,8 @@
 // transpose_lhs is collapsed to 2-D first and the result expanded back), a rank-3
 // step.batch_matmul is linalg.batch_matmul. Transposed operands and higher-rank batches become
 // one linalg.generic contraction whose indexing maps do the transposes. The accumulator is a
-// linalg.fill of zero in the element type. embedding (a gather of table rows) lives here too.
+// linalg.fill of zero in the element type; for bf16 / f16 operands it is f32, and the result
+// is rounded once at the end (--precision=bf16's GEMMs: bf16 in, f32 accumulation). embedding (a gather of table rows) lives here too.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Lowering/LoweringUtils.h"
@@ -15,6 +16,26 @@ namespace stepc::lowering {
 namespace {
 
 using mlir::Value;
+
+// bf16 / f16 contractions accumulate in f32 (the operands are extended in the body, exactly, as
+// tensor cores do) and round the result once: the accumulator's type, and the rounding.
+mlir::RankedTensorType accumulatorType(mlir::RankedTensorType result) {
+  mlir::Type element = result.getElementType();
+  if (llvm::isa<mlir::FloatType>(element) && element.getIntOrFloatBitWidth() < 32)
+    return mlir::RankedTensorType::get(result.getShape(),
+                                       mlir::Float32Type::get(result.getContext()));
+  return result;
+}
+
+Value roundTo(mlir::PatternRewriter &rw, mlir::Location loc, Value acc,
+              mlir::RankedTensorType resultType) {
+  if (acc.getType() == resultType) return acc;
+  mlir::Type element = resultType.getElementType();
+  return elementwise(rw, loc, resultType, {acc},
+                     [&](mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange v) -> Value {
+                       return b.create<mlir::arith::TruncFOp>(l, element, v[0]);
+                     });
+}
 
 // out[b..., m, n] += lhs[b..., m, k] * rhs[(b...,) k, n], with either operand's last two axes
 // swapped when transposed. `rhsBatched`: rhs has the batch axes (batch_matmul).
@@ -42,15 +63,20 @@ Value genericContraction(mlir::PatternRewriter &rw, mlir::Location loc, Value lh
   llvm::SmallVector<mlir::utils::IteratorType> iterators(loops - 1,
                                                          mlir::utils::IteratorType::parallel);
   iterators.push_back(mlir::utils::IteratorType::reduction);
-  Value acc = filledTensor(rw, loc, resultType, 0.0);
+  mlir::RankedTensorType accType = accumulatorType(resultType);
+  mlir::Type accElement = accType.getElementType();
+  Value acc = filledTensor(rw, loc, accType, 0.0);
   auto generic = rw.create<mlir::linalg::GenericOp>(
-      loc, mlir::TypeRange{resultType}, mlir::ValueRange{lhs, rhs}, mlir::ValueRange{acc}, maps,
+      loc, mlir::TypeRange{accType}, mlir::ValueRange{lhs, rhs}, mlir::ValueRange{acc}, maps,
       iterators, [&](mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange args) {
-        Value product = b.create<mlir::arith::MulFOp>(l, args[0], args[1]);
+        auto widen = [&](Value v) -> Value {
+          return v.getType() == accElement ? v : b.create<mlir::arith::ExtFOp>(l, accElement, v);
+        };
+        Value product = b.create<mlir::arith::MulFOp>(l, widen(args[0]), widen(args[1]));
         Value sum = b.create<mlir::arith::AddFOp>(l, args[2], product);
         b.create<mlir::linalg::YieldOp>(l, sum);
       });
-  return generic.getResult(0);
+  return roundTo(rw, loc, generic.getResult(0), resultType);
 }
 
 struct MatmulLowering : mlir::OpRewritePattern<step::MatmulOp> {
@@ -70,16 +96,17 @@ struct MatmulLowering : mlir::OpRewritePattern<step::MatmulOp> {
       // [..., M, K] → [(...·M), K], one linalg.matmul, and back.
       int64_t k = lhsType.getShape().back(), n = rhsType.getDimSize(1);
       int64_t rows = lhsType.getNumElements() / k;
-      mlir::Type element = resultType.getElementType();
+      mlir::RankedTensorType accType = accumulatorType(resultType);
       Value lhs = op.getLhs();
       if (lhsType.getRank() > 2) {
         llvm::SmallVector<mlir::ReassociationIndices> groups(2);
         for (int64_t i = 0; i < lhsType.getRank() - 1; ++i) groups[0].push_back(i);
         groups[1].push_back(lhsType.getRank() - 1);
         lhs = rw.create<mlir::tensor::CollapseShapeOp>(
-            loc, mlir::RankedTensorType::get({rows, k}, element), lhs, groups);
+            loc, mlir::RankedTensorType::get({rows, k}, lhsType.getElementType()), lhs, groups);
       }
-      auto flatType = mlir::RankedTensorType::get({rows, n}, element);
+      // A bf16 linalg.matmul into an f32 accumulator extends its operands (named-op casts).
+      auto flatType = mlir::RankedTensorType::get({rows, n}, accType.getElementType());
       Value acc = filledTensor(rw, loc, flatType, 0.0);
       Value flat = rw.create<mlir::linalg::MatmulOp>(loc, mlir::ValueRange{lhs, op.getRhs()},
                                                      mlir::ValueRange{acc})
@@ -90,8 +117,9 @@ struct MatmulLowering : mlir::OpRewritePattern<step::MatmulOp> {
         llvm::SmallVector<mlir::ReassociationIndices> groups(2);
         for (int64_t i = 0; i < resultType.getRank() - 1; ++i) groups[0].push_back(i);
         groups[1].push_back(resultType.getRank() - 1);
-        result = rw.create<mlir::tensor::ExpandShapeOp>(loc, resultType, flat, groups);
+        result = rw.create<mlir::tensor::ExpandShapeOp>(loc, accType, flat, groups);
       }
+      result = roundTo(rw, loc, result, resultType);
     }
     rw.replaceOp(op, result);
     return mlir::success();
@@ -107,10 +135,11 @@ struct BatchMatmulLowering : mlir::OpRewritePattern<step::BatchMatmulOp> {
     if (resultType.getRank() < 3) return mlir::failure();
     Value result;
     if (resultType.getRank() == 3 && !op.getTransposeLhs() && !op.getTransposeRhs()) {
-      Value acc = filledTensor(rw, loc, resultType, 0.0);
+      Value acc = filledTensor(rw, loc, accumulatorType(resultType), 0.0);
       result = rw.create<mlir::linalg::BatchMatmulOp>(
                      loc, mlir::ValueRange{op.getLhs(), op.getRhs()}, mlir::ValueRange{acc})
                    .getResult(0);
+      result = roundTo(rw, loc, result, resultType);
     } else {
       result = genericContraction(rw, loc, op.getLhs(), op.getRhs(), op.getTransposeLhs(),
                                   op.getTransposeRhs(), /*rhsBatched=*/true, resultType);

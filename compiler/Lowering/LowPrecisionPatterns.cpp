@@ -1,13 +1,13 @@
 //===- LowPrecisionPatterns.cpp - bf16/f16 ops that compute in f32 -------===//
 //
-// Normalisations, softmax, cross-entropy, sums, cumsums and contractions (matmul,
-// batch_matmul, conv1d and its gradients) on bf16 or f16 tensors compute in f32: their inputs
-// are cast up, the op runs in f32 (lowered by its own pattern on the next sweep), and its
-// result is cast back down. This is the usual mixed-precision rule: sums of squares, running
+// Normalisations, softmax, cross-entropy, sums, cumsums and convolutions (conv1d and its
+// gradients) on bf16 or f16 tensors compute in f32: their inputs are cast up, the op runs in
+// f32 (lowered by its own pattern on the next sweep), and its result is cast back down.
+// (matmul and batch_matmul keep their narrow operands and accumulate in f32 themselves:
+// ContractionPatterns.cpp.) This is the usual mixed-precision rule: sums of squares, running
 // maxima, log-sum-exp and long dot products lose too much in a 8- or 11-bit mantissa, while the
-// element-wise work around them stays in the narrow type. For a contraction it is exactly a
-// bf16 GEMM with f32 accumulation (a product of two bf16 values is exact in f32), which is what
-// tensor cores compute; here it runs on the f32 GEMM library. The interpreter computes these ops in
+// element-wise work around them stays in the narrow type. For a convolution it is exactly a
+// bf16 GEMM with f32 accumulation (a product of two bf16 values is exact in f32). The interpreter computes these ops in
 // double and rounds the result to the op's type, which f32 matches to well within bf16 / f16
 // rounding.
 //
@@ -71,8 +71,7 @@ void populateLowPrecisionPatterns(mlir::RewritePatternSet &patterns) {
   patterns.add<WidenToF32<step::LayerNormOp>, WidenToF32<step::RmsNormOp>,
                WidenToF32<step::SoftmaxOp>, WidenToF32<step::LogSoftmaxOp>,
                WidenToF32<step::CrossEntropyOp>, WidenToF32<step::SumOp>,
-               WidenToF32<step::MeanOp>, WidenToF32<step::CumsumOp>, WidenToF32<step::MatmulOp>,
-               WidenToF32<step::BatchMatmulOp>, WidenToF32<step::Conv1dOp>,
+               WidenToF32<step::MeanOp>, WidenToF32<step::CumsumOp>, WidenToF32<step::Conv1dOp>,
                WidenToF32<step::Conv1dGradInputOp>, WidenToF32<step::Conv1dGradWeightOp>>(
       patterns.getContext());
 }

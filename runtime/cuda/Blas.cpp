@@ -59,6 +59,7 @@ namespace {
 // declared here so the runtime builds without the toolkit's headers).
 constexpr int kComputeF32 = 68;  // CUBLAS_COMPUTE_32F
 constexpr int kR32F = 0;         // CUDA_R_32F
+constexpr int kR16BF = 14;       // CUDA_R_16BF
 constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;
 constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;
 constexpr int kPrefMaxWorkspace = 1;
@@ -148,9 +149,11 @@ Lt &lt() {
 
 // One GEMM (batched with `batch` > 1 and element strides between the matrices): D = op(A)
 // op(B) [+ R] [+ bias].
-void run(const LtGemm &g, const float *a, const float *b, float *d, const float *r,
+// A and B are f32 or bf16 (`inputType`); C, D and the bias f32. bf16 inputs with f32
+// accumulation run on the tensor cores.
+void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r,
          const float *bias, bool accumulate, int64_t batch, int64_t aStride, int64_t bStride,
-         int64_t dStride) {
+         int64_t dStride, int inputType = kR32F) {
   Session &session = Session::get();
   if (!g.error.empty()) return session.recordError(Status::error(g.error));
   if (g.m == 0 || g.n == 0) return;
@@ -173,8 +176,8 @@ void run(const LtGemm &g, const float *a, const float *b, float *d, const float 
       check(l.descSet(desc, kDescTransB, &opB, sizeof opB), "TRANSB") &&
       check(l.descSet(desc, kDescEpilogue, &epilogue, sizeof epilogue), "EPILOGUE") &&
       (!bias || check(l.descSet(desc, kDescBiasPointer, &bias, sizeof bias), "BIAS_POINTER")) &&
-      check(l.layoutCreate(&la, kR32F, g.a.rows, g.a.cols, g.a.ld), "layout A") &&
-      check(l.layoutCreate(&lb, kR32F, g.b.rows, g.b.cols, g.b.ld), "layout B") &&
+      check(l.layoutCreate(&la, inputType, g.a.rows, g.a.cols, g.a.ld), "layout A") &&
+      check(l.layoutCreate(&lb, inputType, g.b.rows, g.b.cols, g.b.ld), "layout B") &&
       check(l.layoutCreate(&ld, kR32F, g.d.rows, g.d.cols, g.d.ld), "layout D")) {
     if (batch > 1) {
       int32_t count = static_cast<int32_t>(batch);
@@ -216,6 +219,7 @@ void run(const LtGemm &g, const float *a, const float *b, float *d, const float 
 
 }  // namespace stepc::rt::cuda
 
+using stepc::rt::Bf16;
 using stepc::rt::StridedMemRef;
 using stepc::rt::cuda::planGemm;
 
@@ -251,4 +255,25 @@ extern "C" void _mlir_ciface_stepc_cuda_matmul_epilogue_f32(
   stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, d->data + d->offset,
                        hasResidual ? residual->data + residual->offset : nullptr,
                        bias->data + bias->offset, false, 1, 0, 0, 0);
+}
+
+extern "C" void _mlir_ciface_stepc_cuda_matmul_bf16(StridedMemRef<2, Bf16> *a,
+                                                    StridedMemRef<2, Bf16> *b,
+                                                    StridedMemRef<2> *c, int64_t transA,
+                                                    int64_t transB, int64_t accumulate) {
+  auto g = planGemm(a->sizes, a->strides, transA, b->sizes, b->strides, transB, c->sizes,
+                    c->strides);
+  stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, c->data + c->offset, nullptr,
+                       nullptr, accumulate != 0, 1, 0, 0, 0, stepc::rt::cuda::kR16BF);
+}
+
+extern "C" void _mlir_ciface_stepc_cuda_batch_matmul_bf16(StridedMemRef<3, Bf16> *a,
+                                                          StridedMemRef<3, Bf16> *b,
+                                                          StridedMemRef<3> *c, int64_t transA,
+                                                          int64_t transB, int64_t accumulate) {
+  auto g = planGemm(a->sizes + 1, a->strides + 1, transA, b->sizes + 1, b->strides + 1, transB,
+                    c->sizes + 1, c->strides + 1);
+  stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, c->data + c->offset, nullptr,
+                       nullptr, accumulate != 0, c->sizes[0], a->strides[0], b->strides[0],
+                       c->strides[0], stepc::rt::cuda::kR16BF);
 }

@@ -223,3 +223,30 @@ func.func @after_other_fill(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memre
   linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
   return
 }
+
+// -----
+
+// bf16 operands into an f32 accumulator (--precision=bf16): the _bf16 variant, whose A and B
+// views are bf16 and C f32; the transposed form (a generic contraction extending its operands
+// in the body) too. bf16 into bf16 (rounding every partial sum) is left alone.
+// CHECK: func.func private @stepc_matmul_bf16(memref<?x?xbf16, strided<[?, ?], offset: ?>>, memref<?x?xbf16, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, i64, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @matmul_bf16
+// CHECK: call @stepc_matmul_bf16
+// CHECK: %[[T:.+]] = arith.constant 1 : i64
+// CHECK: call @stepc_matmul_bf16(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[T]], %{{.+}})
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : memref<4x8xbf16>, memref<8x16xbf16>) outs(%{{.+}} : memref<4x16xbf16>)
+func.func @matmul_bf16(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %bt: memref<16x8xbf16>, %c: memref<4x16xf32>, %c16: memref<4x16xbf16>) {
+  linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x16xbf16>) outs(%c : memref<4x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %bt : memref<4x8xbf16>, memref<16x8xbf16>) outs(%c : memref<4x16xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x16xbf16>) outs(%c16 : memref<4x16xbf16>)
+  return
+}
