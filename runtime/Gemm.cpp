@@ -2,6 +2,7 @@
 #include "runtime/Gemm.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -143,9 +144,10 @@ void _mlir_ciface_stepc_batch_matmul_f32(StridedMemRef<3> *a, StridedMemRef<3> *
 void _mlir_ciface_stepc_matmul_epilogue_f32(StridedMemRef<2> *a, StridedMemRef<2> *b,
                                             StridedMemRef<2> *d, StridedMemRef<1> *bias,
                                             StridedMemRef<2> *residual, int64_t transA,
-                                            int64_t transB, int64_t hasResidual) {
+                                            int64_t transB, int64_t flags) {
   float *out = d->data + d->offset;
   int64_t m = d->sizes[0], n = d->sizes[1];
+  bool hasResidual = flags & 1, gelu = flags & 2;
   if (hasResidual) {
     const float *r = residual->data + residual->offset;
     if (r != out)
@@ -159,7 +161,14 @@ void _mlir_ciface_stepc_matmul_epilogue_f32(StridedMemRef<2> *a, StridedMemRef<2
                     hasResidual != 0);
   const float *v = bias->data + bias->offset;
   for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) out[i * d->strides[0] + j * d->strides[1]] += v[j * bias->strides[0]];
+    for (int64_t j = 0; j < n; ++j) {
+      float &x = out[i * d->strides[0] + j * d->strides[1]];
+      x += v[j * bias->strides[0]];
+      if (gelu) {  // step.gelu's tanh form, in the order the compiled kernel computes it
+        float inner = 0.7978845608028654f * (x + 0.044715f * ((x * x) * x));
+        x = (0.5f * x) * (1.0f + std::tanh(inner));
+      }
+    }
 }
 
 namespace {

@@ -1,28 +1,33 @@
 //===- GemmEpilogues.cpp - --step-gemm-epilogues --------------------------===//
 //
-// Folds the bias add after a GEMM into the GEMM (cuBLASLt's BIAS epilogue, with beta = 1 for
-// a residual): a library GEMM `C = op(A)·op(B)` (--step-contractions-to-library) whose output
-// is a temporary read once, by the very next kernel, where that kernel is
+// Folds the bias add after a GEMM into the GEMM (cuBLASLt's BIAS and GELU_BIAS epilogues, with
+// beta = 1 for a residual): a library GEMM `C = op(A)·op(B)` (--step-contractions-to-library)
+// whose output is a temporary read once, by the very next kernel, where that kernel is
 //     D = C + bias           (bias broadcast along the last dimension)
 //  or D = C + bias + R       (any order of the adds; R a residual of D's shape)
-// becomes one call `stepc_matmul_epilogue_f32(A, B, D, bias, R, transA, transB, hasResidual)`
-// (runtime/Gemm.h): D = op(A)·op(B) (+ R) + bias, and C's buffer is dropped. GPT-2 has it
-// after every projection (the attention's qkv and output, the MLP's output). The CPU
+//  or D = gelu(C + bias)     (step.gelu's tanh form, as lowered, in any operand order)
+// becomes one call `stepc_matmul_epilogue_f32(A, B, D, bias, R, transA, transB, flags)`
+// (runtime/Gemm.h; flags: 1 residual, 2 gelu): D = op(A)·op(B) (+ R) + bias, or gelu of it,
+// and C's buffer is dropped. GPT-2 has them after every projection (the attention's qkv and
+// output, the MLP's fc with its GELU, and its output). The CPU
 // implementation is the GEMM then a pass adding the bias; on CUDA, cuBLASLt does it in the
 // GEMM's epilogue, saving a kernel and a round trip of D through memory.
 //
 // Only rewritten when nothing but views, constants and allocations stand between the GEMM and
 // the kernel (so the GEMM may move to the kernel's place), and D and R collapse to the GEMM's
-// 2-D shape without a copy. GELU epilogues and the backward forms (bias gradients in the
-// weight-gradient GEMM) are not matched yet.
+// 2-D shape without a copy. The backward forms (the bias gradient fused into the
+// weight-gradient GEMM, GELU's derivative) are not matched yet.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Backend/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
+
+#include <cmath>
 
 namespace stepc::backend {
 
@@ -32,6 +37,8 @@ namespace stepc::backend {
 namespace {
 
 constexpr llvm::StringLiteral kEpilogue = "stepc_matmul_epilogue_f32";
+// The call's last operand (runtime/Gemm.h).
+constexpr int64_t kResidual = 1, kGelu = 2;
 
 // The buffer a view is of (through casts, reshapes and subviews).
 mlir::Value rootOf(mlir::Value v) {
@@ -88,6 +95,62 @@ bool isSumOf(mlir::Block &body, llvm::ArrayRef<mlir::BlockArgument> leaves) {
   if (body.getOperations().size() != leaves.size())  // leaves - 1 adds and the yield
     return false;
   return walk(body.getTerminator()->getOperand(0)) && seen.size() == leaves.size();
+}
+
+// `v` is a float constant equal to `want` (to float precision).
+bool isConstant(mlir::Value v, double want) {
+  llvm::APFloat value(0.0);
+  if (!mlir::matchPattern(v, mlir::m_ConstantFloat(&value))) return false;
+  bool lost = false;
+  value.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return std::abs(value.convertToDouble() - want) <= 1e-6 * std::abs(want);
+}
+
+// `v` = op(a, b) of type Op with `pred(a, b)` in either order; records the op in `used`.
+template <typename Op, typename Pred>
+bool commuted(mlir::Value v, llvm::SmallPtrSetImpl<mlir::Operation *> &used, Pred pred) {
+  auto op = v.getDefiningOp<Op>();
+  if (!op || !(pred(op.getLhs(), op.getRhs()) || pred(op.getRhs(), op.getLhs()))) return false;
+  used.insert(op);
+  return true;
+}
+
+// The x of y = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (step.gelu's tanh form, as
+// ElementwisePatterns.cpp lowers it, in any operand order), or null; `used` gets its ops.
+mlir::Value geluTanhInput(mlir::Value y, llvm::SmallPtrSetImpl<mlir::Operation *> &used) {
+  namespace ar = mlir::arith;
+  mlir::Value x, inner;
+  auto half = [&](mlir::Value a, mlir::Value b) {  // a = 0.5·x, b = 1 + tanh(...)
+    return commuted<ar::MulFOp>(a, used, [&](mlir::Value c, mlir::Value v) {
+             if (!isConstant(c, 0.5)) return false;
+             x = v;
+             return true;
+           }) &&
+           commuted<ar::AddFOp>(b, used, [&](mlir::Value c, mlir::Value t) {
+             auto tanh = t.getDefiningOp<mlir::math::TanhOp>();
+             if (!isConstant(c, 1.0) || !tanh) return false;
+             used.insert(tanh);
+             inner = tanh.getOperand();
+             return true;
+           });
+  };
+  if (!commuted<ar::MulFOp>(y, used, half) || !x) return nullptr;
+  // inner = √(2/π)·(x + 0.044715·((x·x)·x))
+  bool ok = commuted<ar::MulFOp>(inner, used, [&](mlir::Value c, mlir::Value sum) {
+    return isConstant(c, std::sqrt(2.0 / M_PI)) &&
+           commuted<ar::AddFOp>(sum, used, [&](mlir::Value a, mlir::Value cubic) {
+             return a == x && commuted<ar::MulFOp>(cubic, used, [&](mlir::Value k, mlir::Value x3) {
+                      return isConstant(k, 0.044715) &&
+                             commuted<ar::MulFOp>(x3, used, [&](mlir::Value sq, mlir::Value x1) {
+                               return x1 == x && commuted<ar::MulFOp>(sq, used, [&](mlir::Value p,
+                                                                                    mlir::Value q) {
+                                        return p == x && q == x;
+                                      });
+                             });
+                    });
+           });
+  });
+  return ok ? x : nullptr;
 }
 
 struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
@@ -179,7 +242,20 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
       return false;
     llvm::SmallVector<mlir::BlockArgument> leaves{cArg, biasArg};
     if (residual) leaves.push_back(residualArg);
-    if (!isSumOf(*generic.getBody(), leaves)) return false;
+    int64_t flags = residual ? kResidual : 0;
+    if (!isSumOf(*generic.getBody(), leaves)) {
+      // D = gelu(C + bias): cuBLASLt's GELU_BIAS epilogue.
+      mlir::Block &body = *generic.getBody();
+      llvm::SmallPtrSet<mlir::Operation *, 16> used;
+      mlir::Value x = residual ? nullptr : geluTanhInput(body.getTerminator()->getOperand(0), used);
+      if (!x || !commuted<mlir::arith::AddFOp>(x, used, [&](mlir::Value p, mlir::Value q) {
+            return p == cArg && q == biasArg;
+          }))
+        return false;
+      for (mlir::Operation &op : body.without_terminator())
+        if (!used.contains(&op) && !op.hasTrait<mlir::OpTrait::ConstantLike>()) return false;
+      flags = kGelu;
+    }
 
     // D is C's shape (C read whole, through reshapes only), and the GEMM's inputs and the
     // bias are not D (cuBLASLt reads them while writing D; R may be D, an in-place residual).
@@ -200,11 +276,11 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
     mlir::Value r = residual ? asMatrix(b, loc, residual) : d;
     if (!d || !r) return false;
     mlir::Value biasView = b.create<mlir::memref::CastOp>(loc, view(b, 1), bias);
-    mlir::Value hasResidual = b.create<mlir::arith::ConstantIntOp>(loc, residual ? 1 : 0, 64);
+    mlir::Value flagsValue = b.create<mlir::arith::ConstantIntOp>(loc, flags, 64);
     b.create<mlir::func::CallOp>(
         loc, declaration(module, b),
         mlir::ValueRange{gemm.getOperand(0), gemm.getOperand(1), d, biasView, r,
-                         gemm.getOperand(3), gemm.getOperand(4), hasResidual});
+                         gemm.getOperand(3), gemm.getOperand(4), flagsValue});
     generic.erase();
     gemm.erase();
     return true;

@@ -205,7 +205,8 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
           llvm::APInt bit;
           bool set = mlir::matchPattern(v, mlir::m_ConstantInt(&bit)) && bit != 0;
           if (i < 2) flags += set ? "T" : "N";
-          else if (epilogue) flags += set ? " = +R +bias" : " = +bias";
+          else if (epilogue)
+            flags += bit == 2 ? " = gelu(+bias)" : set ? " = +R +bias" : " = +bias";
           else flags += set ? " +=" : " =";
         }
         profile(module, call, profileNames.size());

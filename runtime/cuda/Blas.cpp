@@ -63,7 +63,7 @@ constexpr int kR16BF = 14;       // CUDA_R_16BF
 constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;
 constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;
 constexpr int kPrefMaxWorkspace = 1;
-constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4;
+constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4, kEpilogueGeluBias = 36;
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
 struct Algo {
@@ -153,7 +153,7 @@ Lt &lt() {
 // accumulation run on the tensor cores.
 void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r,
          const float *bias, bool accumulate, int64_t batch, int64_t aStride, int64_t bStride,
-         int64_t dStride, int inputType = kR32F) {
+         int64_t dStride, int inputType = kR32F, bool gelu = false) {
   Session &session = Session::get();
   if (!g.error.empty()) return session.recordError(Status::error(g.error));
   if (g.m == 0 || g.n == 0) return;
@@ -170,7 +170,7 @@ void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r
     return code == 0;
   };
   int32_t opA = g.transA ? 1 : 0, opB = g.transB ? 1 : 0;
-  uint32_t epilogue = bias ? kEpilogueBias : kEpilogueDefault;
+  uint32_t epilogue = !bias ? kEpilogueDefault : gelu ? kEpilogueGeluBias : kEpilogueBias;
   if (check(l.descCreate(&desc, kComputeF32, kR32F), "cublasLtMatmulDescCreate") &&
       check(l.descSet(desc, kDescTransA, &opA, sizeof opA), "TRANSA") &&
       check(l.descSet(desc, kDescTransB, &opB, sizeof opB), "TRANSB") &&
@@ -245,7 +245,8 @@ extern "C" void _mlir_ciface_stepc_cuda_batch_matmul_f32(StridedMemRef<3> *a,
 
 extern "C" void _mlir_ciface_stepc_cuda_matmul_epilogue_f32(
     StridedMemRef<2> *a, StridedMemRef<2> *b, StridedMemRef<2> *d, StridedMemRef<1> *bias,
-    StridedMemRef<2> *residual, int64_t transA, int64_t transB, int64_t hasResidual) {
+    StridedMemRef<2> *residual, int64_t transA, int64_t transB, int64_t flags) {
+  bool hasResidual = flags & 1, gelu = flags & 2;
   auto g = planGemm(a->sizes, a->strides, transA, b->sizes, b->strides, transB, d->sizes,
                     d->strides);
   if (bias->strides[0] != 1 && bias->sizes[0] > 1)
@@ -254,7 +255,8 @@ extern "C" void _mlir_ciface_stepc_cuda_matmul_epilogue_f32(
     g.error = "the CUDA GEMM's residual must have the output's layout";
   stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, d->data + d->offset,
                        hasResidual ? residual->data + residual->offset : nullptr,
-                       bias->data + bias->offset, false, 1, 0, 0, 0);
+                       bias->data + bias->offset, false, 1, 0, 0, 0, stepc::rt::cuda::kR32F,
+                       gelu);
 }
 
 extern "C" void _mlir_ciface_stepc_cuda_matmul_bf16(StridedMemRef<2, Bf16> *a,

@@ -1,8 +1,9 @@
 // Tests --step-gemm-epilogues: a library GEMM into a temporary, read once by the very next
-// kernel, which adds a bias along the last dimension (and maybe a residual), becomes one
-// stepc_matmul_epilogue_f32(A, B, D, bias, R, transA, transB, hasResidual); anything else is
-// left alone: another op touching memory in between, C read again later, a kernel that is not
-// a plain sum, a D that is the GEMM's input.
+// kernel, which adds a bias along the last dimension (and maybe a residual, or then applies
+// the tanh GELU), becomes one stepc_matmul_epilogue_f32(A, B, D, bias, R, transA, transB,
+// flags) (flags: 1 residual, 2 gelu); anything else is left alone: another op touching memory
+// in between, C read again later, a kernel that is not a plain sum or GELU of one (a wrong
+// GELU constant included).
 //
 // RUN: %stepc-opt %s --step-gemm-epilogues --canonicalize | FileCheck %s
 
@@ -128,6 +129,73 @@ module {
     ^bb0(%in: f32, %bias: f32, %out: f32):
       %s = arith.mulf %in, %bias : f32
       linalg.yield %s : f32
+    }
+    memref.dealloc %c : memref<32x96xf32>
+    return
+  }
+
+  // gelu(C + bias), operands in another order than the lowering writes them.
+  // CHECK-LABEL: func.func @gelu(
+  // CHECK-DAG: %[[TWO:.+]] = arith.constant 2 : i64
+  // CHECK: call @stepc_matmul_epilogue_f32({{.*}}, %[[TWO]])
+  // CHECK-NOT: linalg.generic
+  // CHECK-LABEL: func.func @not_gelu(
+  // CHECK: call @stepc_matmul_f32
+  // CHECK: linalg.generic
+  func.func @gelu(%x: memref<32x32xf32>, %w: memref<32x96xf32>, %b: memref<96xf32>, %d: memref<32x96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %half = arith.constant 0.5 : f32
+    %one = arith.constant 1.0 : f32
+    %k = arith.constant 0.044715 : f32
+    %s = arith.constant 0.797884583 : f32
+    %c = memref.alloc() : memref<32x96xf32>
+    %xv = memref.cast %x : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<32x96xf32> to !dyn
+    %cv = memref.cast %c : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%xv, %wv, %cv, %c0, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%b, %c : memref<96xf32>, memref<32x96xf32>) outs(%d : memref<32x96xf32>) {
+    ^bb0(%bias: f32, %in: f32, %out: f32):
+      %v = arith.addf %bias, %in : f32
+      %sq = arith.mulf %v, %v : f32
+      %cube = arith.mulf %v, %sq : f32
+      %kc = arith.mulf %cube, %k : f32
+      %sum = arith.addf %kc, %v : f32
+      %arg = arith.mulf %sum, %s : f32
+      %t = math.tanh %arg : f32
+      %onet = arith.addf %t, %one : f32
+      %hv = arith.mulf %v, %half : f32
+      %y = arith.mulf %onet, %hv : f32
+      linalg.yield %y : f32
+    }
+    memref.dealloc %c : memref<32x96xf32>
+    return
+  }
+  func.func @not_gelu(%x: memref<32x32xf32>, %w: memref<32x96xf32>, %b: memref<96xf32>, %d: memref<32x96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %half = arith.constant 0.5 : f32
+    %one = arith.constant 1.0 : f32
+    %k = arith.constant 0.05 : f32
+    %s = arith.constant 0.797884583 : f32
+    %c = memref.alloc() : memref<32x96xf32>
+    %xv = memref.cast %x : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<32x96xf32> to !dyn
+    %cv = memref.cast %c : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%xv, %wv, %cv, %c0, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%b, %c : memref<96xf32>, memref<32x96xf32>) outs(%d : memref<32x96xf32>) {
+    ^bb0(%bias: f32, %in: f32, %out: f32):
+      %v = arith.addf %bias, %in : f32
+      %sq = arith.mulf %v, %v : f32
+      %cube = arith.mulf %v, %sq : f32
+      %kc = arith.mulf %cube, %k : f32
+      %sum = arith.addf %kc, %v : f32
+      %arg = arith.mulf %sum, %s : f32
+      %t = math.tanh %arg : f32
+      %onet = arith.addf %t, %one : f32
+      %hv = arith.mulf %v, %half : f32
+      %y = arith.mulf %onet, %hv : f32
+      linalg.yield %y : f32
     }
     memref.dealloc %c : memref<32x96xf32>
     return
