@@ -1,8 +1,9 @@
 //===- Blas.cpp - the CUDA step's GEMMs on cuBLASLt -----------------------===//
 //
-// See Blas.h. cuBLASLt's handle, a 32 MiB workspace and the heuristic's choice per GEMM shape
-// are kept for the process; the descriptors of one call are made and freed around it (this
-// host work happens once per step at most: the step is replayed as a CUDA graph). Failures
+// See Blas.h. cuBLASLt's handle and a 32 MiB workspace are kept for the process (made on the
+// first GEMM, which runs outside graph capture); the descriptors and the heuristic's choice of
+// one call are made and freed around it. That host work is redone when the step is captured
+// and, with graphs off, on every call (no cache by shape yet). Failures
 // are recorded on the session (Session::recordError) for the step to report.
 //
 //===----------------------------------------------------------------------===//
@@ -36,6 +37,9 @@ LtGemm planGemm(const int64_t *aSizes, const int64_t *aStrides, bool transA,
     Operand op = operand(nullptr, sizes, strides, trans);
     if (!op.ok) return false;
     bool flipped = op.transposed != trans;  // a column-major view: stored as its transpose
+    // Rows that overlap (a broadcast, stride 0) are not a matrix cuBLASLt can read.
+    if (flipped ? sizes[1] > 1 && strides[1] < sizes[0] : sizes[0] > 1 && strides[0] < sizes[1])
+      return false;
     int64_t rows = flipped ? sizes[1] : sizes[0], cols = flipped ? sizes[0] : sizes[1];
     out = LtMatrix{static_cast<uint64_t>(cols), static_cast<uint64_t>(rows),
                    std::max<int64_t>(op.ld, 1)};
@@ -44,7 +48,12 @@ LtGemm planGemm(const int64_t *aSizes, const int64_t *aStrides, bool transA,
   };
   if (!stored(bSizes, bStrides, transB, g.a, g.transA) ||
       !stored(aSizes, aStrides, transA, g.b, g.transB)) {
-    g.error = "a GEMM view without a unit stride cannot run on cuBLASLt";
+    g.error = "a GEMM view without a unit stride, or with overlapping rows, cannot run on "
+              "cuBLASLt";
+    return g;
+  }
+  if (g.m > 1 && dStrides[0] < g.n) {
+    g.error = "the CUDA GEMM's output rows overlap (row stride below the row length)";
     return g;
   }
   int64_t ldd = g.m == 1 ? g.n : dStrides[0];
@@ -63,6 +72,7 @@ constexpr int kR16BF = 14;       // CUDA_R_16BF
 constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;
 constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;
 constexpr int kPrefMaxWorkspace = 1;
+constexpr int kPrefAlignA = 5, kPrefAlignB = 6, kPrefAlignC = 7, kPrefAlignD = 8;
 constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4, kEpilogueGeluBias = 36;
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
@@ -149,16 +159,29 @@ Lt &lt() {
 
 // One GEMM (batched with `batch` > 1 and element strides between the matrices): D = op(A)
 // op(B) [+ R] [+ bias].
+// The largest power of two, at most 256, dividing the address and (batched) the batch stride in
+// bytes: the heuristic assumes 256-byte aligned operands unless told otherwise, and views
+// with an offset (a head's slice, a column block) are not.
+uint32_t alignment(const void *p, int64_t batchStrideBytes) {
+  uint64_t bits = reinterpret_cast<uintptr_t>(p) | 256u;
+  if (batchStrideBytes) bits |= static_cast<uint64_t>(batchStrideBytes);
+  return static_cast<uint32_t>(bits & (~bits + 1));
+}
+
 // A and B are f32 or bf16 (`inputType`); C, D and the bias f32. bf16 inputs with f32
 // accumulation run on the tensor cores.
 void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r,
          const float *bias, bool accumulate, int64_t batch, int64_t aStride, int64_t bStride,
          int64_t dStride, int inputType = kR32F, bool gelu = false) {
   Session &session = Session::get();
-  if (!g.error.empty()) return session.recordError(Status::error(g.error));
-  if (g.m == 0 || g.n == 0) return;
+  // Set up first: the first call of a step runs outside graph capture, where cuMemAlloc works.
   Lt &l = lt();
   if (!l.status.ok()) return session.recordError(l.status);
+  if (!g.error.empty()) return session.recordError(Status::error(g.error));
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0)
+    return session.recordError(Status::error("a GEMM with an empty inner dimension (k = 0) "
+                                             "cannot run on cuBLASLt"));
   Lt::H desc = nullptr, la = nullptr, lb = nullptr, ld = nullptr, pref = nullptr;
   int rc = 0;
   auto check = [&](int code, const char *what) {
@@ -192,11 +215,21 @@ void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r
     uint64_t workspace = kWorkspaceBytes;
     Heuristic best{};
     int found = 0;
+    size_t inputBytes = inputType == kR16BF ? 2 : 4;
+    // cuBLASLt's A is our b, its B our a; C is the residual (or D), D is d.
+    uint32_t alignA = alignment(b, batch > 1 ? bStride * static_cast<int64_t>(inputBytes) : 0),
+             alignB = alignment(a, batch > 1 ? aStride * static_cast<int64_t>(inputBytes) : 0),
+             alignC = alignment(r ? r : d, batch > 1 ? dStride * 4 : 0),
+             alignD = alignment(d, batch > 1 ? dStride * 4 : 0);
     if (rc == 0 && check(l.prefCreate(&pref), "cublasLtMatmulPreferenceCreate") &&
         check(l.prefSet(pref, kPrefMaxWorkspace, &workspace, sizeof workspace), "MAX_WORKSPACE") &&
+        check(l.prefSet(pref, kPrefAlignA, &alignA, sizeof alignA), "MIN_ALIGNMENT_A") &&
+        check(l.prefSet(pref, kPrefAlignB, &alignB, sizeof alignB), "MIN_ALIGNMENT_B") &&
+        check(l.prefSet(pref, kPrefAlignC, &alignC, sizeof alignC), "MIN_ALIGNMENT_C") &&
+        check(l.prefSet(pref, kPrefAlignD, &alignD, sizeof alignD), "MIN_ALIGNMENT_D") &&
         check(l.heuristic(l.handle, desc, la, lb, ld, ld, pref, 1, &best, &found),
               "cublasLtMatmulAlgoGetHeuristic")) {
-      if (found < 1) {
+      if (found < 1 || best.state != 0) {
         session.recordError(Status::error("cuBLASLt has no algorithm for a " +
                                           std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
                                           std::to_string(g.k) + " GEMM"));
@@ -249,10 +282,13 @@ extern "C" void _mlir_ciface_stepc_cuda_matmul_epilogue_f32(
   bool hasResidual = flags & 1, gelu = flags & 2;
   auto g = planGemm(a->sizes, a->strides, transA, b->sizes, b->strides, transB, d->sizes,
                     d->strides);
-  if (bias->strides[0] != 1 && bias->sizes[0] > 1)
-    g.error = "the CUDA GEMM's bias must be contiguous";
-  if (hasResidual && residual->strides[0] != d->strides[0] && d->sizes[0] > 1)
-    g.error = "the CUDA GEMM's residual must have the output's layout";
+  if (bias->sizes[0] != d->sizes[1] || (bias->strides[0] != 1 && bias->sizes[0] > 1))
+    g.error = "the CUDA GEMM's bias must be contiguous, one value per output column";
+  if (hasResidual &&
+      (residual->sizes[0] != d->sizes[0] || residual->sizes[1] != d->sizes[1] ||
+       (residual->strides[1] != 1 && d->sizes[1] > 1) ||
+       (residual->strides[0] != d->strides[0] && d->sizes[0] > 1)))
+    g.error = "the CUDA GEMM's residual must have the output's shape and layout";
   stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, d->data + d->offset,
                        hasResidual ? residual->data + residual->offset : nullptr,
                        bias->data + bias->offset, false, 1, 0, 0, 0, stepc::rt::cuda::kR32F,

@@ -3,7 +3,8 @@
 // without a GPU: what cuBLASLt computes from the plan (column-major D = op(A')·op(B'), as its
 // documentation defines it, evaluated with loops) equals the row-major GEMM, for every
 // combination of transposes, row- and column-major operand views, padded leading dimensions and
-// degenerate shapes; and views cuBLASLt cannot take are refused with a reason.
+// degenerate shapes; and views cuBLASLt cannot take (no unit stride, overlapping rows, a
+// column-major output) are refused with a reason.
 #include <random>
 #include <vector>
 
@@ -130,6 +131,12 @@ TEST(CudaBlas, RefusesWhatCublasLtCannotTake) {
   int64_t dSizes[2] = {4, 5}, dStrides[2] = {5, 1};
   g = planGemm(aSizes, gappy, false, bSizes, bStrides, false, dSizes, dStrides);
   EXPECT_NE(g.error.find("without a unit stride"), std::string::npos) << g.error;
+  int64_t broadcast[2] = {0, 1};  // every row the same memory
+  g = planGemm(aSizes, broadcast, false, bSizes, bStrides, false, dSizes, dStrides);
+  EXPECT_NE(g.error.find("overlapping rows"), std::string::npos) << g.error;
+  int64_t overlapping[2] = {2, 1};
+  g = planGemm(aSizes, aStrides, false, bSizes, bStrides, false, dSizes, overlapping);
+  EXPECT_NE(g.error.find("rows overlap"), std::string::npos) << g.error;
 }
 
 }  // namespace
