@@ -1,7 +1,8 @@
 //===- BlockReduction.cpp - a row reduction shared by a GPU block's threads ===//
 //
-// See BlockReduction.h. The rows of the tile are a uniform loop (every thread runs every
-// iteration), so the gpu.all_reduce inside it is reached by the whole block, as it must be.
+// See BlockReduction.h. The rows of the tile are a uniform loop (every thread of a block runs
+// every iteration: its bounds depend on the block only), so the gpu.all_reduce inside it is
+// reached by the whole block, as it must be.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Backend/BlockReduction.h"
@@ -32,12 +33,15 @@ std::optional<Kind> reductionKind(mlir::Operation *op) {
 }
 
 mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc, Kind kind, mlir::Type type) {
+  // Exact identities: -0 + x is x for every x (+0 would turn -0 into +0), and maxnum/minnum
+  // return the other operand for NaN (±inf would turn an all-NaN row into ±inf).
   double inf = std::numeric_limits<double>::infinity();
-  double value = 0;
+  double value = -0.0;
   switch (kind) {
     case Kind::MUL: value = 1; break;
-    case Kind::MAXIMUMF: case Kind::MAXNUMF: value = -inf; break;
-    case Kind::MINIMUMF: case Kind::MINNUMF: value = inf; break;
+    case Kind::MAXIMUMF: value = -inf; break;
+    case Kind::MINIMUMF: value = inf; break;
+    case Kind::MAXNUMF: case Kind::MINNUMF: value = std::numeric_limits<double>::quiet_NaN(); break;
     default: break;
   }
   return b.create<ar::ConstantOp>(loc, b.getFloatAttr(type, value));
@@ -80,7 +84,8 @@ mlir::Value product(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<mlir:
 
 }  // namespace
 
-std::optional<int64_t> mapBlockReduction(mlir::OpBuilder &b, mlir::linalg::LinalgOp op) {
+std::optional<BlockReductionLaunch> mapBlockReduction(mlir::OpBuilder &b,
+                                                      mlir::linalg::LinalgOp op, bool gridRows) {
   if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 || !op.hasPureBufferSemantics())
     return std::nullopt;
   auto iterators = op.getIteratorTypesArray();
@@ -95,11 +100,12 @@ std::optional<int64_t> mapBlockReduction(mlir::OpBuilder &b, mlir::linalg::Linal
   auto kind = reductionKind(combiner);
   if (!kind || body->getTerminator()->getOperand(0) != combiner->getResult(0)) return std::nullopt;
 
-  int64_t staticR = 1;
+  int64_t staticR = 1, staticRows = 1;
   llvm::SmallVector<int64_t> staticRanges = op.getStaticLoopRanges();
-  for (auto [extent, it] : llvm::zip(staticRanges, iterators))
-    if (it == mlir::utils::IteratorType::reduction)
-      staticR = (extent == mlir::ShapedType::kDynamic || staticR < 0) ? -1 : staticR * extent;
+  for (auto [extent, it] : llvm::zip(staticRanges, iterators)) {
+    int64_t &n = it == mlir::utils::IteratorType::reduction ? staticR : staticRows;
+    n = (extent == mlir::ShapedType::kDynamic || n < 0) ? -1 : n * extent;
+  }
   if (staticR >= 0 && staticR < 32) return std::nullopt;  // a thread per row does as well
 
   mlir::Location loc = op.getLoc();
@@ -129,7 +135,12 @@ std::optional<int64_t> mapBlockReduction(mlir::OpBuilder &b, mlir::linalg::Linal
     return *mlir::affine::expandAffineMap(ib, loc, map, ivs);
   };
 
-  auto rowLoop = b.create<mlir::scf::ForOp>(loc, zero, rows, one);
+  mlir::Value firstRow = zero, rowStride = one;
+  if (gridRows) {
+    firstRow = b.create<mlir::gpu::BlockIdOp>(loc, mlir::gpu::Dimension::x);
+    rowStride = b.create<mlir::gpu::GridDimOp>(loc, mlir::gpu::Dimension::x);
+  }
+  auto rowLoop = b.create<mlir::scf::ForOp>(loc, firstRow, rows, rowStride);
   b.setInsertionPointToStart(rowLoop.getBody());
   auto rowIvs = split(b, loc, rowLoop.getInductionVar(), parallelSizes);
   mlir::Value identity = reductionIdentity(b, loc, *kind, out.getType());
@@ -171,8 +182,10 @@ std::optional<int64_t> mapBlockReduction(mlir::OpBuilder &b, mlir::linalg::Linal
   mlir::Value folded = combine(b, loc, *kind, total.getResult(), old);
   b.create<mlir::memref::StoreOp>(loc, folded, init->get(), indices);
   op->erase();
-  if (staticR < 0) return 256;
-  return std::min<int64_t>(256, (staticR + 31) / 32 * 32);
+  BlockReductionLaunch launch;
+  launch.threads = staticR < 0 ? 256 : std::min<int64_t>(256, (staticR + 31) / 32 * 32);
+  launch.rows = gridRows ? staticRows : 1;
+  return launch;
 }
 
 }  // namespace stepc::backend

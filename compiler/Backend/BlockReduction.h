@@ -24,16 +24,26 @@ namespace stepc::backend {
 // The attribute on the scf.if in which thread 0 writes a block reduction's total.
 inline constexpr llvm::StringLiteral kBlockOwnerAttr = "step.block_owner";
 
-// Replaces `op` by the block-shared reduction above and returns the threads a block should
-// have; std::nullopt (nothing changed) when `op` is not a single f32 reduction along its
-// innermost loop with one recognised combiner (addf, mulf, min/max), or when that reduction is
-// statically shorter than a warp.
-std::optional<int64_t> mapBlockReduction(mlir::OpBuilder &b, mlir::linalg::LinalgOp op);
+// The launch a block reduction needs: threads per block, and (with gridRows) the blocks the
+// rows are spread over (-1: not static, launch the most).
+struct BlockReductionLaunch {
+  int64_t threads = 0;
+  int64_t rows = 1;
+};
+
+// Replaces `op` by the block-shared reduction above; std::nullopt (nothing changed) when `op`
+// is not a single f32 reduction along its innermost loop with one recognised combiner (addf,
+// mulf, min/max), or when that reduction is statically shorter than a warp. With `gridRows`
+// (an untiled kernel, whose block id is free) the rows are spread over the grid's blocks
+// (block b takes rows b, b + gridDim, ...) instead of all running in one block.
+std::optional<BlockReductionLaunch> mapBlockReduction(mlir::OpBuilder &b,
+                                                      mlir::linalg::LinalgOp op, bool gridRows);
 
 // The combiner's gpu.all_reduce kind, for the ops mapBlockReduction accepts.
 std::optional<mlir::gpu::AllReduceOperation> reductionKind(mlir::Operation *combiner);
 
-// The combiner's neutral element (0, 1, -inf, +inf) and the combining op itself.
+// The combiner's neutral element (-0, 1, -inf / +inf for maximumf / minimumf, NaN for
+// maxnumf / minnumf, which ignore it) and the combining op itself.
 mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::gpu::AllReduceOperation kind, mlir::Type type);
 mlir::Value combine(mlir::OpBuilder &b, mlir::Location loc, mlir::gpu::AllReduceOperation kind,

@@ -13,9 +13,9 @@
 //     the block's threads (thread t takes elements t, t + blockDim, ...); reduction loops run
 //     in each thread, over the elements that thread owns, so no two threads write one element;
 //   - a kernel that reduces along its innermost loop (row sums, norms, softmax, the gradient
-//     norm) takes its tile's rows one after another, each shared by the block's threads and
-//     combined with gpu.all_reduce (BlockReduction.h); a block has 256 threads then, fewer for
-//     a short row;
+//     norm) takes its tile's rows one after another (untiled: the rows spread over the grid's
+//     blocks), each shared by the block's threads and combined with gpu.all_reduce
+//     (BlockReduction.h); a block has 256 threads then, fewer for a short row;
 //   - another kernel without a parallel loop runs in thread 0.
 // The block size is the tile's parallel element count rounded up to a warp, at most 256.
 //
@@ -82,8 +82,10 @@ mlir::FailureOr<int64_t> spread(mlir::scf::ParallelOp parallel, bool grid) {
   mlir::Value total = b.create<ar::ConstantIndexOp>(loc, 1);
   for (auto [lb, ub, st] : llvm::zip(parallel.getLowerBound(), parallel.getUpperBound(),
                                      parallel.getStep())) {
+    // (span + step - 1) / step: arith.ceildivui has no NVVM lowering.
     mlir::Value span = b.create<ar::SubIOp>(loc, ub, lb);
-    mlir::Value trip = b.create<ar::CeilDivUIOp>(loc, span, st);
+    mlir::Value bias = b.create<ar::SubIOp>(loc, st, b.create<ar::ConstantIndexOp>(loc, 1));
+    mlir::Value trip = b.create<ar::DivUIOp>(loc, b.create<ar::AddIOp>(loc, span, bias), st);
     trips.push_back(trip);
     total = b.create<ar::MulIOp>(loc, total, trip);
     auto lbc = lb.getDefiningOp<ar::ConstantIndexOp>(), ubc = ub.getDefiningOp<ar::ConstantIndexOp>(),
@@ -146,6 +148,25 @@ mlir::FailureOr<int64_t> elementsToThreads(mlir::gpu::GPUFuncOp fn, bool grid) {
     for (mlir::Operation *op : work) op->moveBefore(guard.thenBlock()->getTerminator());
     return 0;
   }
+  // The scan's argument for needing no barrier: the loops have one shape, so a thread takes
+  // the same elements in each. Checked, since nothing could synchronise a grid otherwise.
+  auto shape = [](mlir::scf::ParallelOp p) {
+    llvm::SmallVector<int64_t> out;
+    for (mlir::ValueRange values : {p.getLowerBound(), p.getUpperBound(), p.getStep()})
+      for (mlir::Value v : values) {
+        auto c = v.getDefiningOp<mlir::arith::ConstantIndexOp>();
+        out.push_back(c ? c.value() : mlir::ShapedType::kDynamic);
+      }
+    return out;
+  };
+  if (parallels.size() > 1)
+    for (mlir::scf::ParallelOp p : parallels)
+      if (shape(p) != shape(parallels.front()) ||
+          llvm::is_contained(shape(p), mlir::ShapedType::kDynamic)) {
+        p.emitError("the loops of a kernel with several must have one static shape, so that each "
+                    "GPU thread owns the same elements in all of them");
+        return mlir::failure();
+      }
   int64_t most = 0;
   for (mlir::scf::ParallelOp p : parallels) {
     auto n = spread(p, grid);
@@ -192,8 +213,11 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
       fn.walk([&](mlir::linalg::LinalgOp op) { linalgOps.push_back(op); });
       if (linalgOps.size() == 1) {
         mlir::OpBuilder rb(linalgOps.front());
-        if (auto threads = mapBlockReduction(rb, linalgOps.front())) {
-          launches[kernel.getSymNameAttr()] = {fn, *blocks, *threads};
+        if (auto r = mapBlockReduction(rb, linalgOps.front(), /*gridRows=*/*blocks == 1)) {
+          int64_t gridBlocks = *blocks;
+          if (*blocks == 1)
+            gridBlocks = r->rows < 0 ? kMaxGridBlocks : std::clamp<int64_t>(r->rows, 1, kMaxGridBlocks);
+          launches[kernel.getSymNameAttr()] = {fn, gridBlocks, r->threads};
           continue;
         }
       }

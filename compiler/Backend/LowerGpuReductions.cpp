@@ -48,7 +48,7 @@ struct LowerGpuReductionsPass : impl::LowerGpuReductionsBase<LowerGpuReductionsP
     // be a multiple of 32 (stepc's always are; a hand-written one may not be).
     llvm::DenseSet<mlir::StringAttr> reducing;
     module.walk([&](mlir::gpu::AllReduceOp op) {
-      reducing.insert(op->getParentOfType<mlir::gpu::GPUFuncOp>().getNameAttr());
+      if (auto fn = op->getParentOfType<mlir::gpu::GPUFuncOp>()) reducing.insert(fn.getNameAttr());
     });
     bool bad = false;
     module.walk([&](mlir::gpu::LaunchFuncOp launch) {
@@ -76,6 +76,10 @@ struct LowerGpuReductionsPass : impl::LowerGpuReductionsBase<LowerGpuReductionsP
         return signalPassFailure();
       }
       auto fn = op->getParentOfType<mlir::gpu::GPUFuncOp>();
+      if (!fn) {
+        op.emitError("--step-lower-gpu-reductions expects the all_reduce in a gpu.func");
+        return signalPassFailure();
+      }
       auto space = mlir::gpu::AddressSpaceAttr::get(&getContext(),
                                                     mlir::gpu::AddressSpace::Workgroup);
       mlir::Value totals = fn.addWorkgroupAttribution(

@@ -72,13 +72,15 @@ module {
   }
 }
 
-// Rows of 100: 128 threads (100 rounded up to warps); 21000 elements: 256.
+// Rows of 100: 128 threads (100 rounded up to warps), the 32 rows over 32 blocks (untiled
+// kernels spread their rows over the grid); 21000 elements in one row: one block of 256.
 // CHECK-LABEL: func.func @host
 // CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
 // CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
 // CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK-DAG: %[[C32R:.+]] = arith.constant 32 : index
 // CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
-// CHECK: gpu.launch_func @stepc_kernels::@kernel_0_generic blocks in (%[[C1]], %[[C1]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]])
+// CHECK: gpu.launch_func @stepc_kernels::@kernel_0_generic blocks in (%[[C32R]], %[[C1]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]])
 // CHECK: gpu.launch_func @stepc_kernels::@kernel_1_generic blocks in (%[[C1]], %[[C1]], %[[C1]]) threads in (%[[C256]], %[[C1]], %[[C1]])
 // CHECK: gpu.launch_func @stepc_kernels::@kernel_2_generic blocks in (%[[C1]], %[[C1]], %[[C1]]) threads in (%[[C64]], %[[C1]], %[[C1]])
 // CHECK: gpu.launch_func @stepc_kernels::@kernel_3_generic blocks in (%[[C1]], %[[C1]], %[[C1]]) threads in (%[[C64]], %[[C1]], %[[C1]])
@@ -91,8 +93,10 @@ module {
 // CHECK: %[[T:.+]] = gpu.thread_id x
 // CHECK: %[[N:.+]] = gpu.block_dim x
 // CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[T]], %[[C0]]
-// The rows, in turn (every thread runs every row):
-// CHECK: scf.for %[[ROW:.+]] = %[[C0]] to %[[C32]] step
+// The rows, block b taking b, b + gridDim, ... (every thread of the block runs each):
+// CHECK: %[[BID:.+]] = gpu.block_id x
+// CHECK: %[[GRID:.+]] = gpu.grid_dim x
+// CHECK: scf.for %[[ROW:.+]] = %[[BID]] to %[[C32]] step %[[GRID]]
 // CHECK-DAG: %[[R1:.+]] = arith.remui %[[ROW]], %[[C8]]
 // CHECK-DAG: %[[R0:.+]] = arith.divui %[[ROW]], %[[C8]]
 // CHECK: %[[P:.+]] = scf.for %[[E:.+]] = %[[T]] to %{{.+}} step %[[N]] iter_args(%[[ACC:.+]] = %[[NEGINF]]) -> (f32)
