@@ -147,7 +147,24 @@ void _mlir_ciface_stepc_matmul_epilogue_f32(StridedMemRef<2> *a, StridedMemRef<2
                                             int64_t transB, int64_t flags) {
   float *out = d->data + d->offset;
   int64_t m = d->sizes[0], n = d->sizes[1];
-  bool hasResidual = flags & 1, gelu = flags & 2;
+  bool hasResidual = flags & 1, gelu = flags & 2, geluGrad = flags & 4;
+  if (geluGrad) {
+    // D = op(A)·op(B) · gelu'(X), X in the residual slot; in the order the VJP's kernel computes.
+    stepc::rt::gemm2d(a->data + a->offset, a->sizes, a->strides, b->data + b->offset, b->sizes,
+                      b->strides, out, d->sizes, d->strides, transA != 0, transB != 0, false);
+    const float *xs = residual->data + residual->offset;
+    constexpr float k = 0.7978845608028654f, c = 0.044715f;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float x = xs[i * residual->strides[0] + j * residual->strides[1]];
+        float x2 = x * x;
+        float t = std::tanh((x + (x2 * x) * c) * k);
+        float du = (x2 * (3 * c) + 1.0f) * k;
+        float dgelu = (t + 1.0f) * 0.5f + (x * 0.5f) * ((1.0f - t * t) * du);
+        out[i * d->strides[0] + j * d->strides[1]] *= dgelu;
+      }
+    return;
+  }
   if (hasResidual) {
     const float *r = residual->data + residual->offset;
     if (r != out)

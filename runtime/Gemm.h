@@ -6,7 +6,8 @@
 //   stepc_matmul_f32(A, B, C, transA, transB, acc)        C[M,N] (+)= op(A)[M,K] · op(B)[K,N]
 //   stepc_batch_matmul_f32(A, B, C, transA, transB, acc)  the same per leading batch index
 //   stepc_matmul_bf16 / stepc_batch_matmul_bf16           bf16 A and B, f32 C (--precision=bf16)
-//   stepc_matmul_epilogue_f32(A, B, D, bias, R, ...)      D = op(A)·op(B) (+ R) + bias [gelu]
+//   stepc_matmul_epilogue_f32(A, B, D, bias, R, ...)      D = op(A)·op(B) (+ R) + bias [gelu],
+//                                                         or op(A)·op(B) · gelu'(R)
 //
 // with += when acc is 1 and = when it is 0.
 //
@@ -87,8 +88,9 @@ void _mlir_ciface_stepc_batch_matmul_bf16(stepc::rt::StridedMemRef<3, stepc::rt:
                                           stepc::rt::StridedMemRef<3> *c, int64_t transA,
                                           int64_t transB, int64_t accumulate);
 /// D = op(A) · op(B) (+ R when flags & 1) + bias (broadcast over D's rows), then GELU (tanh
-/// form) when flags & 2: a GEMM with the kernel after it folded in (--step-gemm-epilogues);
-/// R may be D itself.
+/// form) when flags & 2; or, when flags & 4, D = op(A) · op(B) · gelu'(R) (GELU's backward, R
+/// its input; the bias is not read): a GEMM with the kernel after it folded in
+/// (--step-gemm-epilogues); R may be D itself.
 void _mlir_ciface_stepc_matmul_epilogue_f32(stepc::rt::StridedMemRef<2> *a,
                                             stepc::rt::StridedMemRef<2> *b,
                                             stepc::rt::StridedMemRef<2> *d,

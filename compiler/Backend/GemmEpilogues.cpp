@@ -6,17 +6,18 @@
 //     D = C + bias           (bias broadcast along the last dimension)
 //  or D = C + bias + R       (any order of the adds; R a residual of D's shape)
 //  or D = gelu(C + bias)     (step.gelu's tanh form, as lowered, in any operand order)
+//  or D = C · gelu'(X)       (its backward form, as the VJP writes it; X the GELU's input)
 // becomes one call `stepc_matmul_epilogue_f32(A, B, D, bias, R, transA, transB, flags)`
-// (runtime/Gemm.h; flags: 1 residual, 2 gelu): D = op(A)·op(B) (+ R) + bias, or gelu of it,
-// and C's buffer is dropped. GPT-2 has them after every projection (the attention's qkv and
+// (runtime/Gemm.h; flags: 1 residual, 2 gelu, 4 gelu' with X in R's slot): D = op(A)·op(B)
+// (+ R) + bias, or gelu of it, or op(A)·op(B) · gelu'(X); C's buffer is dropped. GPT-2 has them after every projection (the attention's qkv and
 // output, the MLP's fc with its GELU, and its output). The CPU
 // implementation is the GEMM then a pass adding the bias; on CUDA, cuBLASLt does it in the
 // GEMM's epilogue, saving a kernel and a round trip of D through memory.
 //
-// Only rewritten when nothing but views, constants and allocations stand between the GEMM and
-// the kernel (so the GEMM may move to the kernel's place), and D and R collapse to the GEMM's
-// 2-D shape without a copy. The backward forms (the bias gradient fused into the
-// weight-gradient GEMM, GELU's derivative) are not matched yet.
+// The kernel is the first op after the GEMM reading C; the GEMM moves to it, so nothing in
+// between may write A's or B's buffer (ops with unknown effects may not touch them at all).
+// D and R must collapse to the GEMM's 2-D shape without a copy. Not matched yet: the bias
+// gradient (a column sum of the output gradient) fused into the weight-gradient GEMM.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Backend/Passes.h"
@@ -38,7 +39,7 @@ namespace {
 
 constexpr llvm::StringLiteral kEpilogue = "stepc_matmul_epilogue_f32";
 // The call's last operand (runtime/Gemm.h).
-constexpr int64_t kResidual = 1, kGelu = 2;
+constexpr int64_t kResidual = 1, kGelu = 2, kDGelu = 4;
 
 // The buffer a view is of (through casts, reshapes and subviews).
 mlir::Value rootOf(mlir::Value v) {
@@ -153,6 +154,74 @@ mlir::Value geluTanhInput(mlir::Value y, llvm::SmallPtrSetImpl<mlir::Operation *
   return ok ? x : nullptr;
 }
 
+// y = g · gelu'(x) for step.gelu's tanh form, as its VJP (ElementwiseVjps.cpp) writes it:
+//   x2 = x·x, t = tanh(k·(x + c·x2·x)), du = k·(1 + 3c·x2),
+//   y = g · ((1 + t)·0.5 + (0.5·x)·((1 - t·t)·du)),
+// with k = √(2/π), c = 0.044715, in any operand order of the commutative ops.
+bool isGeluTanhGrad(mlir::Value y, mlir::Value g, mlir::Value x,
+                    llvm::SmallPtrSetImpl<mlir::Operation *> &used) {
+  namespace ar = mlir::arith;
+  constexpr double k = 0.7978845608028654, c = 0.044715;
+  auto isX2 = [&](mlir::Value v) {
+    return commuted<ar::MulFOp>(v, used, [&](mlir::Value p, mlir::Value q) { return p == x && q == x; });
+  };
+  auto scaled = [&](mlir::Value v, double factor, auto &&inner) {  // v = factor · inner(.)
+    return commuted<ar::MulFOp>(v, used, [&](mlir::Value f, mlir::Value rest) {
+      return isConstant(f, factor) && inner(rest);
+    });
+  };
+  mlir::Value t;
+  auto isTanh = [&](mlir::Value v) {
+    auto tanh = v.getDefiningOp<mlir::math::TanhOp>();
+    if (!tanh) return false;
+    if (t && t != v) return false;
+    bool ok = scaled(tanh.getOperand(), k, [&](mlir::Value sum) {
+      return commuted<ar::AddFOp>(sum, used, [&](mlir::Value a, mlir::Value cubic) {
+        return a == x && scaled(cubic, c, [&](mlir::Value x3) {
+                 return commuted<ar::MulFOp>(x3, used, [&](mlir::Value p, mlir::Value q) {
+                   return isX2(p) && q == x;
+                 });
+               });
+      });
+    });
+    if (ok) {
+      used.insert(tanh);
+      t = v;
+    }
+    return ok;
+  };
+  auto onePlusT = [&](mlir::Value v) {
+    return commuted<ar::AddFOp>(v, used, [&](mlir::Value one, mlir::Value tv) {
+      return isConstant(one, 1.0) && isTanh(tv);
+    });
+  };
+  auto left = [&](mlir::Value v) { return scaled(v, 0.5, onePlusT); };  // (1 + t)·0.5
+  auto right = [&](mlir::Value v) {  // (0.5·x)·((1 - t·t)·du)
+    return commuted<ar::MulFOp>(v, used, [&](mlir::Value halfX, mlir::Value rest) {
+      return scaled(halfX, 0.5, [&](mlir::Value xv) { return xv == x; }) &&
+             commuted<ar::MulFOp>(rest, used, [&](mlir::Value oneMinus, mlir::Value du) {
+               auto sub = oneMinus.getDefiningOp<ar::SubFOp>();
+               if (!sub || !isConstant(sub.getLhs(), 1.0) ||
+                   !commuted<ar::MulFOp>(sub.getRhs(), used, [&](mlir::Value p, mlir::Value q) {
+                     return p == q && isTanh(p);
+                   }))
+                 return false;
+               used.insert(sub);
+               return scaled(du, k, [&](mlir::Value sum) {
+                 return commuted<ar::AddFOp>(sum, used, [&](mlir::Value one, mlir::Value x2c) {
+                   return isConstant(one, 1.0) && scaled(x2c, 3 * c, isX2);
+                 });
+               });
+             });
+    });
+  };
+  return commuted<ar::MulFOp>(y, used, [&](mlir::Value gv, mlir::Value d) {
+    return gv == g && commuted<ar::AddFOp>(d, used, [&](mlir::Value p, mlir::Value q) {
+             return left(p) && right(q);
+           });
+  });
+}
+
 struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
   mlir::func::FuncOp declaration(mlir::ModuleOp module, mlir::OpBuilder &b) {
     if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(kEpilogue)) return fn;
@@ -196,21 +265,60 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
       return false;
     mlir::Value c = rootOf(gemm.getOperand(2));
     if (!c.getDefiningOp<mlir::memref::AllocOp>()) return false;
-    // The next op touching memory must be the consumer.
+    // The consumer: the first later op reading C. The GEMM moves to it, so nothing in between
+    // may write (or free) A's or B's buffer; an op whose effects are unknown must not touch
+    // them at all, and nothing in between may hold regions (loops).
+    mlir::Value rootA = rootOf(gemm.getOperand(0)), rootB = rootOf(gemm.getOperand(1));
     mlir::Operation *next = gemm->getNextNode();
-    while (next && (llvm::isa<mlir::ViewLikeOpInterface, mlir::memref::AllocOp>(next) ||
-                    next->hasTrait<mlir::OpTrait::ConstantLike>()))
-      next = next->getNextNode();
+    for (; next; next = next->getNextNode()) {
+      if (llvm::isa<mlir::ViewLikeOpInterface, mlir::memref::AllocOp>(next) ||
+          next->hasTrait<mlir::OpTrait::ConstantLike>())
+        continue;
+      bool readsC = llvm::any_of(next->getOperands(), [&](mlir::Value v) {
+        return llvm::isa<mlir::MemRefType>(v.getType()) && rootOf(v) == c;
+      });
+      if (readsC) break;
+      if (next->getNumRegions() != 0 && !llvm::isa<mlir::linalg::LinalgOp>(next)) return false;
+      auto touchesInputs = [&](mlir::Value v) {
+        if (!llvm::isa<mlir::MemRefType>(v.getType())) return false;
+        mlir::Value root = rootOf(v);
+        return root == rootA || root == rootB;
+      };
+      auto call = llvm::dyn_cast<mlir::func::CallOp>(next);
+      if (call && (call.getCallee().starts_with("stepc_matmul_") ||
+                   call.getCallee().starts_with("stepc_batch_matmul_"))) {
+        // The GEMM interface writes its third operand only.
+        if (touchesInputs(call.getOperand(2))) return false;
+      } else if (auto effects = llvm::dyn_cast<mlir::MemoryEffectOpInterface>(next)) {
+        llvm::SmallVector<mlir::MemoryEffects::EffectInstance> list;
+        effects.getEffects(list);
+        for (auto &e : list)
+          if (!llvm::isa<mlir::MemoryEffects::Read>(e.getEffect()) &&
+              (!e.getValue() || touchesInputs(e.getValue())))
+            return false;
+      } else if (llvm::any_of(next->getOperands(), touchesInputs)) {
+        return false;
+      }
+    }
     auto generic = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(next);
     if (!generic || generic.getNumDpsInits() != 1 || generic.getNumParallelLoops() != generic.getNumLoops())
       return false;
-    // C is read by nobody else (its deallocation aside).
+    // The GEMM writes all of C. Nobody but the consumer reads what it wrote: C's other users
+    // come before the GEMM (which overwrites them), or after the consumer when the consumer
+    // wrote D into C itself (in place: they read D), or free it.
+    if (!isReshapeOf(gemm.getOperand(2), c)) return false;
+    bool inPlace = rootOf(generic.getDpsInitOperand(0)->get()) == c;
     llvm::SmallVector<mlir::Operation *> users;
     usersOf(c, users);
-    for (mlir::Operation *user : users)
-      if (user != gemm.getOperation() && user != generic.getOperation() &&
-          !llvm::isa<mlir::memref::DeallocOp>(user))
-        return false;
+    for (mlir::Operation *user : users) {
+      if (user == gemm.getOperation() || user == generic.getOperation() ||
+          llvm::isa<mlir::memref::DeallocOp>(user))
+        continue;
+      mlir::Operation *at = gemm->getBlock()->findAncestorOpInBlock(*user);
+      if (!at) return false;
+      bool before = at->isBeforeInBlock(gemm), after = generic->isBeforeInBlock(at);
+      if (!before && !(after && inPlace)) return false;
+    }
     // Inputs: C and R with D's identity map, the bias along the last loop.
     int64_t rank = generic.getNumLoops();
     mlir::Value cView, bias, residual;
@@ -237,13 +345,23 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
       }
     }
     mlir::OpOperand *init = generic.getDpsInitOperand(0);
-    if (!cView || !bias || generic.getMatchingIndexingMap(init) != identity ||
+    if (!cView || generic.getMatchingIndexingMap(init) != identity ||
         !generic.getMatchingBlockArgument(init).use_empty())
       return false;
     llvm::SmallVector<mlir::BlockArgument> leaves{cArg, biasArg};
     if (residual) leaves.push_back(residualArg);
     int64_t flags = residual ? kResidual : 0;
-    if (!isSumOf(*generic.getBody(), leaves)) {
+    if (!bias) {
+      // D = C · gelu'(X), X the GELU's input (the residual slot carries it): cuBLASLt's DGELU.
+      mlir::Block &body = *generic.getBody();
+      llvm::SmallPtrSet<mlir::Operation *, 32> used;
+      if (!residual || !isGeluTanhGrad(body.getTerminator()->getOperand(0), cArg, residualArg,
+                                       used))
+        return false;
+      for (mlir::Operation &op : body.without_terminator())
+        if (!used.contains(&op) && !op.hasTrait<mlir::OpTrait::ConstantLike>()) return false;
+      flags = kDGelu;
+    } else if (!isSumOf(*generic.getBody(), leaves)) {
       // D = gelu(C + bias): cuBLASLt's GELU_BIAS epilogue.
       mlir::Block &body = *generic.getBody();
       llvm::SmallPtrSet<mlir::Operation *, 16> used;
@@ -266,8 +384,8 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
         cType.getShape().back() != dType.getShape().back())
       return false;
     mlir::Value dRoot = rootOf(init->get());
-    if (rootOf(gemm.getOperand(0)) == dRoot || rootOf(gemm.getOperand(1)) == dRoot ||
-        rootOf(bias) == dRoot)
+    if (rootA == dRoot || rootB == dRoot || (bias && rootOf(bias) == dRoot) ||
+        (flags == kDGelu && rootOf(residual) == dRoot))
       return false;
 
     mlir::OpBuilder b(generic);
@@ -275,7 +393,17 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
     mlir::Value d = asMatrix(b, loc, init->get());
     mlir::Value r = residual ? asMatrix(b, loc, residual) : d;
     if (!d || !r) return false;
-    mlir::Value biasView = b.create<mlir::memref::CastOp>(loc, view(b, 1), bias);
+    // DGELU has no bias: the slot gets D's first row, which the runtime does not read.
+    mlir::Value biasView;
+    if (bias) {
+      biasView = b.create<mlir::memref::CastOp>(loc, view(b, 1), bias);
+    } else {
+      mlir::OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+      mlir::Value n = b.create<mlir::memref::DimOp>(loc, d, 1);
+      biasView = b.create<mlir::memref::SubViewOp>(
+          loc, view(b, 1), d, llvm::ArrayRef<mlir::OpFoldResult>{zero, zero},
+          llvm::ArrayRef<mlir::OpFoldResult>{one, n}, llvm::ArrayRef<mlir::OpFoldResult>{one, one});
+    }
     mlir::Value flagsValue = b.create<mlir::arith::ConstantIntOp>(loc, flags, 64);
     b.create<mlir::func::CallOp>(
         loc, declaration(module, b),

@@ -206,7 +206,10 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
           bool set = mlir::matchPattern(v, mlir::m_ConstantInt(&bit)) && bit != 0;
           if (i < 2) flags += set ? "T" : "N";
           else if (epilogue)
-            flags += bit == 2 ? " = gelu(+bias)" : set ? " = +R +bias" : " = +bias";
+            flags += bit == 4   ? " = *gelu'(R)"
+                     : bit == 2 ? " = gelu(+bias)"
+                     : set      ? " = +R +bias"
+                                : " = +bias";
           else flags += set ? " +=" : " =";
         }
         profile(module, call, profileNames.size());

@@ -70,10 +70,12 @@ constexpr int kComputeF32 = 68;  // CUBLAS_COMPUTE_32F
 constexpr int kR32F = 0;         // CUDA_R_32F
 constexpr int kR16BF = 14;       // CUDA_R_16BF
 constexpr int kDescTransA = 3, kDescTransB = 4, kDescEpilogue = 7, kDescBiasPointer = 8;
+constexpr int kDescAuxPointer = 11, kDescAuxLd = 12;
 constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;
 constexpr int kPrefMaxWorkspace = 1;
 constexpr int kPrefAlignA = 5, kPrefAlignB = 6, kPrefAlignC = 7, kPrefAlignD = 8;
-constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4, kEpilogueGeluBias = 36;
+constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4, kEpilogueGeluBias = 36,
+                   kEpilogueDGelu = 192;
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
 struct Algo {
@@ -170,9 +172,11 @@ uint32_t alignment(const void *p, int64_t batchStrideBytes) {
 
 // A and B are f32 or bf16 (`inputType`); C, D and the bias f32. bf16 inputs with f32
 // accumulation run on the tensor cores.
+// `aux` (with its leading dimension): GELU's input for the DGELU epilogue (no bias then).
 void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r,
          const float *bias, bool accumulate, int64_t batch, int64_t aStride, int64_t bStride,
-         int64_t dStride, int inputType = kR32F, bool gelu = false) {
+         int64_t dStride, int inputType = kR32F, bool gelu = false, const float *aux = nullptr,
+         int64_t auxLd = 0) {
   Session &session = Session::get();
   // Set up first: the first call of a step runs outside graph capture, where cuMemAlloc works.
   Lt &l = lt();
@@ -193,12 +197,17 @@ void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r
     return code == 0;
   };
   int32_t opA = g.transA ? 1 : 0, opB = g.transB ? 1 : 0;
-  uint32_t epilogue = !bias ? kEpilogueDefault : gelu ? kEpilogueGeluBias : kEpilogueBias;
+  uint32_t epilogue = aux     ? kEpilogueDGelu
+                      : !bias ? kEpilogueDefault
+                      : gelu  ? kEpilogueGeluBias
+                              : kEpilogueBias;
   if (check(l.descCreate(&desc, kComputeF32, kR32F), "cublasLtMatmulDescCreate") &&
       check(l.descSet(desc, kDescTransA, &opA, sizeof opA), "TRANSA") &&
       check(l.descSet(desc, kDescTransB, &opB, sizeof opB), "TRANSB") &&
       check(l.descSet(desc, kDescEpilogue, &epilogue, sizeof epilogue), "EPILOGUE") &&
       (!bias || check(l.descSet(desc, kDescBiasPointer, &bias, sizeof bias), "BIAS_POINTER")) &&
+      (!aux || (check(l.descSet(desc, kDescAuxPointer, &aux, sizeof aux), "EPILOGUE_AUX_POINTER") &&
+                check(l.descSet(desc, kDescAuxLd, &auxLd, sizeof auxLd), "EPILOGUE_AUX_LD"))) &&
       check(l.layoutCreate(&la, inputType, g.a.rows, g.a.cols, g.a.ld), "layout A") &&
       check(l.layoutCreate(&lb, inputType, g.b.rows, g.b.cols, g.b.ld), "layout B") &&
       check(l.layoutCreate(&ld, kR32F, g.d.rows, g.d.cols, g.d.ld), "layout D")) {
@@ -279,9 +288,19 @@ extern "C" void _mlir_ciface_stepc_cuda_batch_matmul_f32(StridedMemRef<3> *a,
 extern "C" void _mlir_ciface_stepc_cuda_matmul_epilogue_f32(
     StridedMemRef<2> *a, StridedMemRef<2> *b, StridedMemRef<2> *d, StridedMemRef<1> *bias,
     StridedMemRef<2> *residual, int64_t transA, int64_t transB, int64_t flags) {
-  bool hasResidual = flags & 1, gelu = flags & 2;
+  bool hasResidual = flags & 1, gelu = flags & 2, geluGrad = flags & 4;
   auto g = planGemm(a->sizes, a->strides, transA, b->sizes, b->strides, transB, d->sizes,
                     d->strides);
+  if (geluGrad) {
+    // cuBLASLt's DGELU: GELU's input is the aux matrix, laid out like D, its ld a multiple of 8.
+    if (residual->sizes[0] != d->sizes[0] || residual->sizes[1] != d->sizes[1] ||
+        (residual->strides[1] != 1 && d->sizes[1] > 1) || residual->strides[0] % 8 != 0)
+      g.error = "the CUDA GEMM's GELU input must have the output's shape, unit column stride "
+                "and a row stride that is a multiple of 8";
+    return stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, d->data + d->offset,
+                                nullptr, nullptr, false, 1, 0, 0, 0, stepc::rt::cuda::kR32F,
+                                false, residual->data + residual->offset, residual->strides[0]);
+  }
   if (bias->sizes[0] != d->sizes[1] || (bias->strides[0] != 1 && bias->sizes[0] > 1))
     g.error = "the CUDA GEMM's bias must be contiguous, one value per output column";
   if (hasResidual &&

@@ -1,9 +1,10 @@
 // Tests --step-gemm-epilogues: a library GEMM into a temporary, read once by the very next
 // kernel, which adds a bias along the last dimension (and maybe a residual, or then applies
 // the tanh GELU), becomes one stepc_matmul_epilogue_f32(A, B, D, bias, R, transA, transB,
-// flags) (flags: 1 residual, 2 gelu); anything else is left alone: another op touching memory
-// in between, C read again later, a kernel that is not a plain sum or GELU of one (a wrong
-// GELU constant included).
+// flags) (flags: 1 residual, 2 gelu, 4 GELU's gradient with GELU's input in R's slot);
+// anything else is left alone: an op in between that may write A or B, C read again later
+// (unless D was written into C), a kernel that is not a plain sum, GELU of one or GELU's
+// gradient (a wrong GELU constant included).
 //
 // RUN: %stepc-opt %s --step-gemm-epilogues --canonicalize | FileCheck %s
 
@@ -70,7 +71,13 @@ module {
     return
   }
 
+  // An op between the GEMM and its consumer is fine if it cannot write A or B (the GEMM moves
+  // to the consumer): an unknown call on another buffer is; one given B is not.
   // CHECK-LABEL: func.func @between(
+  // CHECK: call @other
+  // CHECK: call @stepc_matmul_epilogue_f32
+  // CHECK-NOT: linalg.generic
+  // CHECK-LABEL: func.func @between_writes_input(
   // CHECK: call @stepc_matmul_f32
   // CHECK: call @other
   // CHECK: linalg.generic
@@ -82,6 +89,23 @@ module {
     %cv = memref.cast %c : memref<32x96xf32> to !dyn
     call @stepc_matmul_f32(%xv, %wv, %cv, %c0, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
     call @other(%e) : (memref<32x96xf32>) -> ()
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%c, %b : memref<32x96xf32>, memref<96xf32>) outs(%d : memref<32x96xf32>) {
+    ^bb0(%in: f32, %bias: f32, %out: f32):
+      %s = arith.addf %in, %bias : f32
+      linalg.yield %s : f32
+    }
+    memref.dealloc %c : memref<32x96xf32>
+    return
+  }
+  func.func @between_writes_input(%x: memref<32x32xf32>, %w: memref<32x96xf32>, %b: memref<96xf32>, %d: memref<32x96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %c = memref.alloc() : memref<32x96xf32>
+    %xv = memref.cast %x : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<32x96xf32> to !dyn
+    %cv = memref.cast %c : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%xv, %wv, %cv, %c0, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    call @other(%w) : (memref<32x96xf32>) -> ()
     linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
         ins(%c, %b : memref<32x96xf32>, memref<96xf32>) outs(%d : memref<32x96xf32>) {
     ^bb0(%in: f32, %bias: f32, %out: f32):
@@ -198,6 +222,62 @@ module {
       linalg.yield %y : f32
     }
     memref.dealloc %c : memref<32x96xf32>
+    return
+  }
+
+  // GELU's backward, written in place into C (later readers see D), GELU's input in R's slot;
+  // another GEMM (reading A) in between is fine.
+  // CHECK-LABEL: func.func @gelu_grad(
+  // CHECK-SAME: %[[G:[^:]+]]: memref<32x32xf32>, %{{[^:]+}}: memref<96x32xf32>, %[[PRE:[^:]+]]: memref<32x96xf32>
+  // CHECK-DAG: %[[FOUR:.+]] = arith.constant 4 : i64
+  // CHECK: call @stepc_matmul_f32
+  // CHECK: memref.cast %[[PRE]]
+  // CHECK: call @stepc_matmul_epilogue_f32({{.*}}, %[[FOUR]])
+  // CHECK-NOT: linalg.generic
+  // CHECK: call @other(%{{.+}})
+  func.func @gelu_grad(%g: memref<32x32xf32>, %w: memref<96x32xf32>, %pre: memref<32x96xf32>, %dw: memref<32x32xf32>) {
+    %c0 = arith.constant 0 : i64
+    %c1 = arith.constant 1 : i64
+    %k = arith.constant 0.797884583 : f32
+    %c = arith.constant 0.044715 : f32
+    %c3 = arith.constant 0.134145 : f32
+    %one = arith.constant 1.0 : f32
+    %half = arith.constant 0.5 : f32
+    %out = memref.alloc() : memref<32x96xf32>
+    %gv = memref.cast %g : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<96x32xf32> to !dyn
+    %ov = memref.cast %out : memref<32x96xf32> to !dyn
+    %dwv = memref.cast %dw : memref<32x32xf32> to !dyn
+    call @stepc_matmul_f32(%gv, %wv, %ov, %c0, %c1, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    call @stepc_matmul_f32(%gv, %gv, %dwv, %c1, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%out, %pre : memref<32x96xf32>, memref<32x96xf32>) outs(%out : memref<32x96xf32>) {
+    ^bb0(%gy: f32, %x: f32, %o: f32):
+      %0 = arith.mulf %x, %x : f32
+      %1 = arith.mulf %0, %x : f32
+      %2 = arith.mulf %1, %c : f32
+      %3 = arith.addf %x, %2 : f32
+      %4 = arith.mulf %3, %k : f32
+      %5 = arith.mulf %0, %c3 : f32
+      %6 = arith.addf %5, %one : f32
+      %7 = math.tanh %4 : f32
+      %8 = arith.mulf %6, %k : f32
+      %9 = arith.mulf %7, %7 : f32
+      %10 = arith.subf %one, %9 : f32
+      %11 = arith.mulf %10, %8 : f32
+      %12 = arith.mulf %x, %half : f32
+      %13 = arith.mulf %12, %11 : f32
+      %14 = arith.addf %7, %one : f32
+      %15 = arith.mulf %14, %half : f32
+      %16 = arith.addf %15, %13 : f32
+      %17 = arith.mulf %gy, %16 : f32
+      linalg.yield %17 : f32
+    }
+    %view = memref.subview %out[0, 0] [32, 32] [1, 1] : memref<32x96xf32> to memref<32x32xf32, strided<[96, 1]>>
+    %copy = memref.alloc() : memref<32x96xf32>
+    call @other(%out) : (memref<32x96xf32>) -> ()
+    memref.dealloc %out : memref<32x96xf32>
+    memref.dealloc %copy : memref<32x96xf32>
     return
   }
 }
