@@ -163,6 +163,13 @@ void _mlir_ciface_stepc_matmul_epilogue_f32(StridedMemRef<2> *a, StridedMemRef<2
         float dgelu = (t + 1.0f) * 0.5f + (x * 0.5f) * ((1.0f - t * t) * du);
         out[i * d->strides[0] + j * d->strides[1]] *= dgelu;
       }
+    if (flags & 8) {  // the bias gradient: D's column sums, row after row
+      float *g = bias->data + bias->offset;
+      for (int64_t j = 0; j < n; ++j) g[j * bias->strides[0]] = 0.0f;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          g[j * bias->strides[0]] += out[i * d->strides[0] + j * d->strides[1]];
+    }
     return;
   }
   if (hasResidual) {

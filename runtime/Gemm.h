@@ -89,8 +89,8 @@ void _mlir_ciface_stepc_batch_matmul_bf16(stepc::rt::StridedMemRef<3, stepc::rt:
                                           int64_t transB, int64_t accumulate);
 /// D = op(A) · op(B) (+ R when flags & 1) + bias (broadcast over D's rows), then GELU (tanh
 /// form) when flags & 2; or, when flags & 4, D = op(A) · op(B) · gelu'(R) (GELU's backward, R
-/// its input; the bias is not read): a GEMM with the kernel after it folded in
-/// (--step-gemm-epilogues); R may be D itself.
+/// its input; the bias is not read, or with flags & 8 it receives D's column sums, the bias
+/// gradient): a GEMM with the kernels after it folded in (--step-gemm-epilogues); R may be D.
 void _mlir_ciface_stepc_matmul_epilogue_f32(stepc::rt::StridedMemRef<2> *a,
                                             stepc::rt::StridedMemRef<2> *b,
                                             stepc::rt::StridedMemRef<2> *d,

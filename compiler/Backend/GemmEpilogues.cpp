@@ -6,18 +6,21 @@
 //     D = C + bias           (bias broadcast along the last dimension)
 //  or D = C + bias + R       (any order of the adds; R a residual of D's shape)
 //  or D = gelu(C + bias)     (step.gelu's tanh form, as lowered, in any operand order)
-//  or D = C · gelu'(X)       (its backward form, as the VJP writes it; X the GELU's input)
+//  or D = C · gelu'(X)       (its backward form, as the VJP writes it; X the GELU's input),
+//                            with the bias gradient (D's column sums) after it folded in too
 // becomes one call `stepc_matmul_epilogue_f32(A, B, D, bias, R, transA, transB, flags)`
-// (runtime/Gemm.h; flags: 1 residual, 2 gelu, 4 gelu' with X in R's slot): D = op(A)·op(B)
-// (+ R) + bias, or gelu of it, or op(A)·op(B) · gelu'(X); C's buffer is dropped. GPT-2 has them after every projection (the attention's qkv and
+// (runtime/Gemm.h; flags: 1 residual, 2 gelu, 4 gelu' with X in R's slot, 8 the bias
+// gradient into the bias slot): D = op(A)·op(B) (+ R) + bias, or gelu of it, or
+// op(A)·op(B) · gelu'(X) [and bias = D's column sums]; C's buffer is dropped. GPT-2 has them after every projection (the attention's qkv and
 // output, the MLP's fc with its GELU, and its output). The CPU
 // implementation is the GEMM then a pass adding the bias; on CUDA, cuBLASLt does it in the
 // GEMM's epilogue, saving a kernel and a round trip of D through memory.
 //
 // The kernel is the first op after the GEMM reading C; the GEMM moves to it, so nothing in
 // between may write A's or B's buffer (ops with unknown effects may not touch them at all).
-// D and R must collapse to the GEMM's 2-D shape without a copy. Not matched yet: the bias
-// gradient (a column sum of the output gradient) fused into the weight-gradient GEMM.
+// D and R must collapse to the GEMM's 2-D shape without a copy. Not matched yet: a bias
+// gradient that does not follow GELU's gradient (the attention's, summed from the incoming
+// gradient next to its weight-gradient GEMM: cuBLASLt's BGRADA).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Backend/Passes.h"
@@ -29,6 +32,8 @@
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 namespace stepc::backend {
 
@@ -39,7 +44,7 @@ namespace {
 
 constexpr llvm::StringLiteral kEpilogue = "stepc_matmul_epilogue_f32";
 // The call's last operand (runtime/Gemm.h).
-constexpr int64_t kResidual = 1, kGelu = 2, kDGelu = 4;
+constexpr int64_t kResidual = 1, kGelu = 2, kDGelu = 4, kBiasGrad = 8;
 
 // The buffer a view is of (through casts, reshapes and subviews).
 mlir::Value rootOf(mlir::Value v) {
@@ -222,6 +227,49 @@ bool isGeluTanhGrad(mlir::Value y, mlir::Value g, mlir::Value x,
   });
 }
 
+// The bias gradient right after `consumer` (only views, constants and allocations between): a
+// zero fill of a 1-D buffer G, then a generic summing D (root `d`, identity map) over all but
+// its last dimension into G, in-order (G[j] += D[..., j]). Both null if not there.
+std::pair<mlir::linalg::FillOp, mlir::linalg::GenericOp> biasGradientAfter(
+    mlir::Operation *consumer, mlir::Value d) {
+  auto nextWork = [](mlir::Operation *op) {
+    for (op = op->getNextNode(); op; op = op->getNextNode())
+      if (!llvm::isa<mlir::ViewLikeOpInterface, mlir::memref::AllocOp>(op) &&
+          !op->hasTrait<mlir::OpTrait::ConstantLike>())
+        return op;
+    return static_cast<mlir::Operation *>(nullptr);
+  };
+  auto fill = llvm::dyn_cast_or_null<mlir::linalg::FillOp>(nextWork(consumer));
+  if (!fill) return {};
+  auto sum = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(nextWork(fill));
+  mlir::FloatAttr zero;
+  if (!sum || !mlir::matchPattern(fill.getInputs().front(), mlir::m_Constant(&zero)) ||
+      !zero.getValue().isZero() || sum.getNumDpsInputs() != 1 || sum.getNumDpsInits() != 1 ||
+      sum.getDpsInits()[0] != fill.getOutputs().front())
+    return {};
+  int64_t rank = sum.getNumLoops();
+  auto iterators = sum.getIteratorTypesArray();
+  for (int64_t i = 0; i < rank; ++i)
+    if ((iterators[i] == mlir::utils::IteratorType::parallel) != (i == rank - 1)) return {};
+  mlir::MLIRContext *ctx = sum.getContext();
+  mlir::OpOperand *in = sum.getDpsInputOperand(0), *out = sum.getDpsInitOperand(0);
+  auto outType = llvm::dyn_cast<mlir::MemRefType>(out->get().getType());
+  if (rootOf(in->get()) != d || !isReshapeOf(in->get(), d) ||
+      sum.getMatchingIndexingMap(in) != mlir::AffineMap::getMultiDimIdentityMap(rank, ctx) ||
+      sum.getMatchingIndexingMap(out) !=
+          mlir::AffineMap::get(rank, 0, mlir::getAffineDimExpr(rank - 1, ctx), ctx) ||
+      !outType || outType.getRank() != 1 || !outType.getElementType().isF32() ||
+      rootOf(out->get()) == d)
+    return {};
+  mlir::Block &body = *sum.getBody();
+  auto add = body.getTerminator()->getOperand(0).getDefiningOp<mlir::arith::AddFOp>();
+  mlir::Value x = sum.getMatchingBlockArgument(in), acc = sum.getMatchingBlockArgument(out);
+  if (body.getOperations().size() != 2 || !add ||
+      !((add.getLhs() == acc && add.getRhs() == x) || (add.getLhs() == x && add.getRhs() == acc)))
+    return {};
+  return {fill, sum};
+}
+
 struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
   mlir::func::FuncOp declaration(mlir::ModuleOp module, mlir::OpBuilder &b) {
     if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(kEpilogue)) return fn;
@@ -388,14 +436,30 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
         (flags == kDGelu && rootOf(residual) == dRoot))
       return false;
 
-    mlir::OpBuilder b(generic);
+    // After GELU's gradient, the bias gradient (a zero fill, then D's column sums into it) joins
+    // the epilogue too: cuBLASLt's DGELU_BGRAD.
+    mlir::linalg::FillOp gradFill;
+    mlir::linalg::GenericOp gradSum;
+    if (flags == kDGelu) std::tie(gradFill, gradSum) = biasGradientAfter(generic, dRoot);
+    if (gradSum) {
+      mlir::Value g = rootOf(gradSum.getDpsInits()[0]);
+      if (g == rootA || g == rootB || g == rootOf(residual)) gradFill = {}, gradSum = {};
+    }
+
+    // The fused call goes where the last folded kernel was (only views, allocations, constants
+    // and the dropped fill lie between, and the gradient's buffer may be made among them).
+    mlir::OpBuilder b(gradSum ? gradSum.getOperation() : generic.getOperation());
     mlir::Location loc = gemm.getLoc();
     mlir::Value d = asMatrix(b, loc, init->get());
     mlir::Value r = residual ? asMatrix(b, loc, residual) : d;
     if (!d || !r) return false;
-    // DGELU has no bias: the slot gets D's first row, which the runtime does not read.
+    // DGELU has no bias: the slot gets D's first row, which the runtime does not read; with
+    // the bias gradient it is that gradient's buffer (written).
     mlir::Value biasView;
-    if (bias) {
+    if (gradSum) {
+      biasView = b.create<mlir::memref::CastOp>(loc, view(b, 1), gradSum.getDpsInits()[0]);
+      flags |= kBiasGrad;
+    } else if (bias) {
       biasView = b.create<mlir::memref::CastOp>(loc, view(b, 1), bias);
     } else {
       mlir::OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
@@ -411,6 +475,10 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
                          gemm.getOperand(3), gemm.getOperand(4), flagsValue});
     generic.erase();
     gemm.erase();
+    if (gradSum) {
+      gradSum.erase();
+      gradFill.erase();
+    }
     return true;
   }
 

@@ -75,7 +75,7 @@ constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;
 constexpr int kPrefMaxWorkspace = 1;
 constexpr int kPrefAlignA = 5, kPrefAlignB = 6, kPrefAlignC = 7, kPrefAlignD = 8;
 constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4, kEpilogueGeluBias = 36,
-                   kEpilogueDGelu = 192;
+                   kEpilogueDGelu = 192, kEpilogueDGeluBGrad = 208;
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
 struct Algo {
@@ -197,7 +197,7 @@ void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r
     return code == 0;
   };
   int32_t opA = g.transA ? 1 : 0, opB = g.transB ? 1 : 0;
-  uint32_t epilogue = aux     ? kEpilogueDGelu
+  uint32_t epilogue = aux     ? (bias ? kEpilogueDGeluBGrad : kEpilogueDGelu)
                       : !bias ? kEpilogueDefault
                       : gelu  ? kEpilogueGeluBias
                               : kEpilogueBias;
@@ -297,9 +297,14 @@ extern "C" void _mlir_ciface_stepc_cuda_matmul_epilogue_f32(
         (residual->strides[1] != 1 && d->sizes[1] > 1) || residual->strides[0] % 8 != 0)
       g.error = "the CUDA GEMM's GELU input must have the output's shape, unit column stride "
                 "and a row stride that is a multiple of 8";
+    // With flags & 8 the bias pointer receives the bias gradient (DGELU_BGRAD).
+    bool biasGrad = flags & 8;
+    if (biasGrad && (bias->sizes[0] != d->sizes[1] || (bias->strides[0] != 1 && bias->sizes[0] > 1)))
+      g.error = "the CUDA GEMM's bias gradient must be contiguous, one value per output column";
     return stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, d->data + d->offset,
-                                nullptr, nullptr, false, 1, 0, 0, 0, stepc::rt::cuda::kR32F,
-                                false, residual->data + residual->offset, residual->strides[0]);
+                                nullptr, biasGrad ? bias->data + bias->offset : nullptr, false, 1,
+                                0, 0, 0, stepc::rt::cuda::kR32F, false,
+                                residual->data + residual->offset, residual->strides[0]);
   }
   if (bias->sizes[0] != d->sizes[1] || (bias->strides[0] != 1 && bias->sizes[0] > 1))
     g.error = "the CUDA GEMM's bias must be contiguous, one value per output column";

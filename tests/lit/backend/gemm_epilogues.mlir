@@ -1,7 +1,8 @@
 // Tests --step-gemm-epilogues: a library GEMM into a temporary, read once by the very next
 // kernel, which adds a bias along the last dimension (and maybe a residual, or then applies
 // the tanh GELU), becomes one stepc_matmul_epilogue_f32(A, B, D, bias, R, transA, transB,
-// flags) (flags: 1 residual, 2 gelu, 4 GELU's gradient with GELU's input in R's slot);
+// flags) (flags: 1 residual, 2 gelu, 4 GELU's gradient with GELU's input in R's slot, 8 the
+// bias gradient after it, into the bias slot);
 // anything else is left alone: an op in between that may write A or B, C read again later
 // (unless D was written into C), a kernel that is not a plain sum, GELU of one or GELU's
 // gradient (a wrong GELU constant included).
@@ -278,6 +279,63 @@ module {
     call @other(%out) : (memref<32x96xf32>) -> ()
     memref.dealloc %out : memref<32x96xf32>
     memref.dealloc %copy : memref<32x96xf32>
+    return
+  }
+
+  // ... and the bias gradient right after it (a zero fill, then D's column sums) joins in: the
+  // gradient's buffer in the bias slot, flags 4 | 8; the fill and the sum are gone.
+  // CHECK-LABEL: func.func @gelu_grad_bias(
+  // CHECK-SAME: %[[DB:[^:]+]]: memref<96xf32>)
+  // CHECK-DAG: %[[TWELVE:.+]] = arith.constant 12 : i64
+  // CHECK-DAG: %[[DBV:.+]] = memref.cast %[[DB]]
+  // CHECK: call @stepc_matmul_epilogue_f32(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[DBV]], %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[TWELVE]])
+  // CHECK-NOT: linalg
+  // CHECK: return
+  func.func @gelu_grad_bias(%g: memref<32x32xf32>, %w: memref<96x32xf32>, %pre: memref<32x96xf32>, %db: memref<96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %c1 = arith.constant 1 : i64
+    %zero = arith.constant 0.0 : f32
+    %k = arith.constant 0.797884583 : f32
+    %c = arith.constant 0.044715 : f32
+    %c3 = arith.constant 0.134145 : f32
+    %one = arith.constant 1.0 : f32
+    %half = arith.constant 0.5 : f32
+    %out = memref.alloc() : memref<32x96xf32>
+    %gv = memref.cast %g : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<96x32xf32> to !dyn
+    %ov = memref.cast %out : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%gv, %wv, %ov, %c0, %c1, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%out, %pre : memref<32x96xf32>, memref<32x96xf32>) outs(%out : memref<32x96xf32>) {
+    ^bb0(%gy: f32, %x: f32, %o: f32):
+      %0 = arith.mulf %x, %x : f32
+      %1 = arith.mulf %0, %x : f32
+      %2 = arith.mulf %1, %c : f32
+      %3 = arith.addf %x, %2 : f32
+      %4 = arith.mulf %3, %k : f32
+      %5 = arith.mulf %0, %c3 : f32
+      %6 = arith.addf %5, %one : f32
+      %7 = math.tanh %4 : f32
+      %8 = arith.mulf %6, %k : f32
+      %9 = arith.mulf %7, %7 : f32
+      %10 = arith.subf %one, %9 : f32
+      %11 = arith.mulf %10, %8 : f32
+      %12 = arith.mulf %x, %half : f32
+      %13 = arith.mulf %12, %11 : f32
+      %14 = arith.addf %7, %one : f32
+      %15 = arith.mulf %14, %half : f32
+      %16 = arith.addf %15, %13 : f32
+      %17 = arith.mulf %gy, %16 : f32
+      linalg.yield %17 : f32
+    }
+    linalg.fill ins(%zero : f32) outs(%db : memref<96xf32>)
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>], iterator_types = ["reduction", "parallel"]}
+        ins(%out : memref<32x96xf32>) outs(%db : memref<96xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %s = arith.addf %acc, %in : f32
+      linalg.yield %s : f32
+    }
+    memref.dealloc %out : memref<32x96xf32>
     return
   }
 }
