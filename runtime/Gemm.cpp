@@ -183,6 +183,15 @@ void _mlir_ciface_stepc_matmul_epilogue_f32(StridedMemRef<2> *a, StridedMemRef<2
   stepc::rt::gemm2d(a->data + a->offset, a->sizes, a->strides, b->data + b->offset, b->sizes,
                     b->strides, out, d->sizes, d->strides, transA != 0, transB != 0,
                     hasResidual != 0);
+  if (flags & 16) {  // the bias gradient of B (not transposed): its column sums, row after row
+    const float *x = b->data + b->offset;
+    float *g = bias->data + bias->offset;
+    for (int64_t j = 0; j < b->sizes[1]; ++j) g[j * bias->strides[0]] = 0.0f;
+    for (int64_t p = 0; p < b->sizes[0]; ++p)
+      for (int64_t j = 0; j < b->sizes[1]; ++j)
+        g[j * bias->strides[0]] += x[p * b->strides[0] + j * b->strides[1]];
+    return;
+  }
   const float *v = bias->data + bias->offset;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {

@@ -90,7 +90,9 @@ void _mlir_ciface_stepc_batch_matmul_bf16(stepc::rt::StridedMemRef<3, stepc::rt:
 /// D = op(A) · op(B) (+ R when flags & 1) + bias (broadcast over D's rows), then GELU (tanh
 /// form) when flags & 2; or, when flags & 4, D = op(A) · op(B) · gelu'(R) (GELU's backward, R
 /// its input; the bias is not read, or with flags & 8 it receives D's column sums, the bias
-/// gradient): a GEMM with the kernels after it folded in (--step-gemm-epilogues); R may be D.
+/// gradient); or, when flags & 16, D = op(A) · op(B) (+ R) and the bias receives B's column
+/// sums (B not transposed: the bias gradient next to a weight gradient): a GEMM with the
+/// kernels around it folded in (--step-gemm-epilogues); R may be D.
 void _mlir_ciface_stepc_matmul_epilogue_f32(stepc::rt::StridedMemRef<2> *a,
                                             stepc::rt::StridedMemRef<2> *b,
                                             stepc::rt::StridedMemRef<2> *d,

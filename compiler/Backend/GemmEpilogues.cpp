@@ -18,9 +18,10 @@
 //
 // The kernel is the first op after the GEMM reading C; the GEMM moves to it, so nothing in
 // between may write A's or B's buffer (ops with unknown effects may not touch them at all).
-// D and R must collapse to the GEMM's 2-D shape without a copy. Not matched yet: a bias
-// gradient that does not follow GELU's gradient (the attention's, summed from the incoming
-// gradient next to its weight-gradient GEMM: cuBLASLt's BGRADA).
+// D and R must collapse to the GEMM's 2-D shape without a copy.
+// Separately, a weight-gradient GEMM dW = op(X)·dY and the bias gradient of the same dY (its
+// column sums) anywhere in the same block become one call with flags 16 (cuBLASLt's BGRADA),
+// when nothing between them interferes.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Backend/Passes.h"
@@ -44,7 +45,7 @@ namespace {
 
 constexpr llvm::StringLiteral kEpilogue = "stepc_matmul_epilogue_f32";
 // The call's last operand (runtime/Gemm.h).
-constexpr int64_t kResidual = 1, kGelu = 2, kDGelu = 4, kBiasGrad = 8;
+constexpr int64_t kResidual = 1, kGelu = 2, kDGelu = 4, kBiasGrad = 8, kBiasGradOfB = 16;
 
 // The buffer a view is of (through casts, reshapes and subviews).
 mlir::Value rootOf(mlir::Value v) {
@@ -227,46 +228,52 @@ bool isGeluTanhGrad(mlir::Value y, mlir::Value g, mlir::Value x,
   });
 }
 
-// The bias gradient right after `consumer` (only views, constants and allocations between): a
-// zero fill of a 1-D buffer G, then a generic summing D (root `d`, identity map) over all but
-// its last dimension into G, in-order (G[j] += D[..., j]). Both null if not there.
-std::pair<mlir::linalg::FillOp, mlir::linalg::GenericOp> biasGradientAfter(
-    mlir::Operation *consumer, mlir::Value d) {
-  auto nextWork = [](mlir::Operation *op) {
-    for (op = op->getNextNode(); op; op = op->getNextNode())
-      if (!llvm::isa<mlir::ViewLikeOpInterface, mlir::memref::AllocOp>(op) &&
-          !op->hasTrait<mlir::OpTrait::ConstantLike>())
-        return op;
-    return static_cast<mlir::Operation *>(nullptr);
-  };
-  auto fill = llvm::dyn_cast_or_null<mlir::linalg::FillOp>(nextWork(consumer));
-  if (!fill) return {};
-  auto sum = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(nextWork(fill));
+// `sum` sums a reshape of the buffer `source` over all but its last dimension, in order, into
+// a 1-D f32 buffer G (G[j] += X[..., j]), and `fill` zero-fills G: a bias gradient.
+bool isBiasGradient(mlir::linalg::FillOp fill, mlir::linalg::GenericOp sum, mlir::Value source) {
   mlir::FloatAttr zero;
-  if (!sum || !mlir::matchPattern(fill.getInputs().front(), mlir::m_Constant(&zero)) ||
+  if (!fill || !sum || !mlir::matchPattern(fill.getInputs().front(), mlir::m_Constant(&zero)) ||
       !zero.getValue().isZero() || sum.getNumDpsInputs() != 1 || sum.getNumDpsInits() != 1 ||
       sum.getDpsInits()[0] != fill.getOutputs().front())
-    return {};
+    return false;
   int64_t rank = sum.getNumLoops();
   auto iterators = sum.getIteratorTypesArray();
   for (int64_t i = 0; i < rank; ++i)
-    if ((iterators[i] == mlir::utils::IteratorType::parallel) != (i == rank - 1)) return {};
+    if ((iterators[i] == mlir::utils::IteratorType::parallel) != (i == rank - 1)) return false;
   mlir::MLIRContext *ctx = sum.getContext();
   mlir::OpOperand *in = sum.getDpsInputOperand(0), *out = sum.getDpsInitOperand(0);
   auto outType = llvm::dyn_cast<mlir::MemRefType>(out->get().getType());
-  if (rootOf(in->get()) != d || !isReshapeOf(in->get(), d) ||
+  if (!isReshapeOf(in->get(), source) ||
       sum.getMatchingIndexingMap(in) != mlir::AffineMap::getMultiDimIdentityMap(rank, ctx) ||
       sum.getMatchingIndexingMap(out) !=
           mlir::AffineMap::get(rank, 0, mlir::getAffineDimExpr(rank - 1, ctx), ctx) ||
       !outType || outType.getRank() != 1 || !outType.getElementType().isF32() ||
-      rootOf(out->get()) == d)
-    return {};
+      rootOf(out->get()) == source)
+    return false;
   mlir::Block &body = *sum.getBody();
   auto add = body.getTerminator()->getOperand(0).getDefiningOp<mlir::arith::AddFOp>();
   mlir::Value x = sum.getMatchingBlockArgument(in), acc = sum.getMatchingBlockArgument(out);
-  if (body.getOperations().size() != 2 || !add ||
-      !((add.getLhs() == acc && add.getRhs() == x) || (add.getLhs() == x && add.getRhs() == acc)))
-    return {};
+  return body.getOperations().size() == 2 && add &&
+         ((add.getLhs() == acc && add.getRhs() == x) || (add.getLhs() == x && add.getRhs() == acc));
+}
+
+// The next op after `op` that is not a view, an allocation or a constant.
+mlir::Operation *nextWork(mlir::Operation *op) {
+  for (op = op->getNextNode(); op; op = op->getNextNode())
+    if (!llvm::isa<mlir::ViewLikeOpInterface, mlir::memref::AllocOp>(op) &&
+        !op->hasTrait<mlir::OpTrait::ConstantLike>())
+      return op;
+  return nullptr;
+}
+
+// The bias gradient right after `consumer` (only views, constants and allocations between),
+// summing D (root `d`). Both null if not there.
+std::pair<mlir::linalg::FillOp, mlir::linalg::GenericOp> biasGradientAfter(
+    mlir::Operation *consumer, mlir::Value d) {
+  auto fill = llvm::dyn_cast_or_null<mlir::linalg::FillOp>(nextWork(consumer));
+  if (!fill) return {};
+  auto sum = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(nextWork(fill));
+  if (!isBiasGradient(fill, sum, d)) return {};
   return {fill, sum};
 }
 
@@ -482,13 +489,100 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
     return true;
   }
 
+  // A weight-gradient GEMM dW = op(X)·dY (dY not transposed) and the bias gradient of the
+  // same dY (a zero fill, then dY's column sums) anywhere in the block: one call, flags 16
+  // (cuBLASLt's BGRADA; accumulate is the residual R = D). Both move to the later of the two
+  // places, so nothing in between may touch dW, the gradient's buffer, or write X or dY.
+  bool rewriteWeightGradient(mlir::ModuleOp module, mlir::func::CallOp gemm) {
+    llvm::APInt transB, accumulate;
+    if (!mlir::matchPattern(gemm.getOperand(4), mlir::m_ConstantInt(&transB)) || transB != 0 ||
+        !mlir::matchPattern(gemm.getOperand(5), mlir::m_ConstantInt(&accumulate)))
+      return false;
+    mlir::Value rootA = rootOf(gemm.getOperand(0)), rootB = rootOf(gemm.getOperand(1)),
+                rootC = rootOf(gemm.getOperand(2));
+    if (!isReshapeOf(gemm.getOperand(1), rootB)) return false;
+    mlir::Block *block = gemm->getBlock();
+    mlir::linalg::FillOp fill;
+    mlir::linalg::GenericOp sum;
+    for (mlir::Operation &op : *block) {
+      auto f = llvm::dyn_cast<mlir::linalg::FillOp>(op);
+      if (!f) continue;
+      auto g = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(nextWork(f));
+      if (isBiasGradient(f, g, rootB)) {
+        fill = f;
+        sum = g;
+        break;
+      }
+    }
+    if (!sum) return false;
+    mlir::Value rootG = rootOf(sum.getDpsInits()[0]);
+    if (rootG == rootA || rootG == rootB || rootG == rootC) return false;
+    bool sumFirst = sum->isBeforeInBlock(gemm);
+    mlir::Operation *first = sumFirst ? sum.getOperation() : gemm.getOperation();
+    mlir::Operation *last = sumFirst ? gemm.getOperation() : fill.getOperation();
+    for (mlir::Operation *op = first->getNextNode(); op && op != last; op = op->getNextNode()) {
+      if (op == fill.getOperation() || op == sum.getOperation() ||
+          llvm::isa<mlir::ViewLikeOpInterface, mlir::memref::AllocOp>(op) ||
+          op->hasTrait<mlir::OpTrait::ConstantLike>())
+        continue;
+      if (op->getNumRegions() != 0 && !llvm::isa<mlir::linalg::LinalgOp>(op)) return false;
+      for (mlir::Value v : op->getOperands()) {
+        if (!llvm::isa<mlir::MemRefType>(v.getType())) continue;
+        mlir::Value root = rootOf(v);
+        if (root == rootC || root == rootG) return false;
+      }
+      auto call = llvm::dyn_cast<mlir::func::CallOp>(op);
+      bool writesInputs = false;
+      auto isInput = [&](mlir::Value v) {
+        if (!llvm::isa<mlir::MemRefType>(v.getType())) return false;
+        mlir::Value root = rootOf(v);
+        return root == rootA || root == rootB;
+      };
+      if (call && (call.getCallee().starts_with("stepc_matmul_") ||
+                   call.getCallee().starts_with("stepc_batch_matmul_"))) {
+        writesInputs = isInput(call.getOperand(2));
+      } else if (auto effects = llvm::dyn_cast<mlir::MemoryEffectOpInterface>(op)) {
+        llvm::SmallVector<mlir::MemoryEffects::EffectInstance> list;
+        effects.getEffects(list);
+        for (auto &e : list)
+          writesInputs |= !llvm::isa<mlir::MemoryEffects::Read>(e.getEffect()) &&
+                          (!e.getValue() || isInput(e.getValue()));
+      } else {
+        writesInputs = llvm::any_of(op->getOperands(), isInput);
+      }
+      if (writesInputs) return false;
+    }
+    // The gradient's buffer must be defined before the fused call (at the later place).
+    mlir::Operation *place = sumFirst ? gemm.getOperation() : sum.getOperation();
+    mlir::Value g = sum.getDpsInits()[0];
+    if (auto def = g.getDefiningOp())
+      if (def->getBlock() == block && !def->isBeforeInBlock(place)) return false;
+    mlir::OpBuilder b(place);
+    mlir::Location loc = gemm.getLoc();
+    mlir::Value d = gemm.getOperand(2);
+    mlir::Value biasView = b.create<mlir::memref::CastOp>(loc, view(b, 1), g);
+    mlir::Value flagsValue = b.create<mlir::arith::ConstantIntOp>(
+        loc, kBiasGradOfB | (accumulate != 0 ? kResidual : 0), 64);
+    b.create<mlir::func::CallOp>(
+        loc, declaration(module, b),
+        mlir::ValueRange{gemm.getOperand(0), gemm.getOperand(1), d, biasView, d,
+                         gemm.getOperand(3), gemm.getOperand(4), flagsValue});
+    gemm.erase();
+    sum.erase();
+    fill.erase();
+    return true;
+  }
+
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     llvm::SmallVector<mlir::func::CallOp> gemms;
     module.walk([&](mlir::func::CallOp call) {
       if (isCallTo(call, "stepc_matmul_f32")) gemms.push_back(call);
     });
-    for (mlir::func::CallOp gemm : gemms) rewrite(module, gemm);
+    llvm::SmallVector<mlir::func::CallOp> left;
+    for (mlir::func::CallOp gemm : gemms)
+      if (!rewrite(module, gemm)) left.push_back(gemm);
+    for (mlir::func::CallOp gemm : left) rewriteWeightGradient(module, gemm);
   }
 };
 

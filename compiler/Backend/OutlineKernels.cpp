@@ -206,7 +206,9 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
           bool set = mlir::matchPattern(v, mlir::m_ConstantInt(&bit)) && bit != 0;
           if (i < 2) flags += set ? "T" : "N";
           else if (epilogue)
-            flags += bit == 12  ? " = *gelu'(R), bias grad"
+            flags += bit == 16  ? " =, bias grad of B"
+                     : bit == 17 ? " +=, bias grad of B"
+                     : bit == 12 ? " = *gelu'(R), bias grad"
                      : bit == 4 ? " = *gelu'(R)"
                      : bit == 2 ? " = gelu(+bias)"
                      : set      ? " = +R +bias"

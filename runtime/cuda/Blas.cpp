@@ -75,7 +75,7 @@ constexpr int kLayoutBatchCount = 5, kLayoutBatchStride = 6;
 constexpr int kPrefMaxWorkspace = 1;
 constexpr int kPrefAlignA = 5, kPrefAlignB = 6, kPrefAlignC = 7, kPrefAlignD = 8;
 constexpr uint32_t kEpilogueDefault = 1, kEpilogueBias = 4, kEpilogueGeluBias = 36,
-                   kEpilogueDGelu = 192, kEpilogueDGeluBGrad = 208;
+                   kEpilogueDGelu = 192, kEpilogueDGeluBGrad = 208, kEpilogueBGradA = 256;
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
 struct Algo {
@@ -173,10 +173,11 @@ uint32_t alignment(const void *p, int64_t batchStrideBytes) {
 // A and B are f32 or bf16 (`inputType`); C, D and the bias f32. bf16 inputs with f32
 // accumulation run on the tensor cores.
 // `aux` (with its leading dimension): GELU's input for the DGELU epilogue (no bias then).
+// `biasGradA`: the bias pointer receives the row sums of cuBLASLt's A (= our B's column sums).
 void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r,
          const float *bias, bool accumulate, int64_t batch, int64_t aStride, int64_t bStride,
          int64_t dStride, int inputType = kR32F, bool gelu = false, const float *aux = nullptr,
-         int64_t auxLd = 0) {
+         int64_t auxLd = 0, bool biasGradA = false) {
   Session &session = Session::get();
   // Set up first: the first call of a step runs outside graph capture, where cuMemAlloc works.
   Lt &l = lt();
@@ -197,8 +198,9 @@ void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r
     return code == 0;
   };
   int32_t opA = g.transA ? 1 : 0, opB = g.transB ? 1 : 0;
-  uint32_t epilogue = aux     ? (bias ? kEpilogueDGeluBGrad : kEpilogueDGelu)
-                      : !bias ? kEpilogueDefault
+  uint32_t epilogue = aux         ? (bias ? kEpilogueDGeluBGrad : kEpilogueDGelu)
+                      : biasGradA ? kEpilogueBGradA
+                      : !bias     ? kEpilogueDefault
                       : gelu  ? kEpilogueGeluBias
                               : kEpilogueBias;
   if (check(l.descCreate(&desc, kComputeF32, kR32F), "cublasLtMatmulDescCreate") &&
@@ -305,6 +307,17 @@ extern "C" void _mlir_ciface_stepc_cuda_matmul_epilogue_f32(
                                 nullptr, biasGrad ? bias->data + bias->offset : nullptr, false, 1,
                                 0, 0, 0, stepc::rt::cuda::kR32F, false,
                                 residual->data + residual->offset, residual->strides[0]);
+  }
+  if (flags & 16) {
+    // BGRADA: the bias gradient from cuBLASLt's A (our B), which must not be transposed.
+    if (transB || g.transA || bias->sizes[0] != d->sizes[1] ||
+        (bias->strides[0] != 1 && bias->sizes[0] > 1))
+      g.error = "the CUDA GEMM's bias gradient needs an untransposed B and a contiguous "
+                "gradient, one value per output column";
+    return stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, d->data + d->offset,
+                                hasResidual ? residual->data + residual->offset : nullptr,
+                                bias->data + bias->offset, false, 1, 0, 0, 0,
+                                stepc::rt::cuda::kR32F, false, nullptr, 0, /*biasGradA=*/true);
   }
   if (bias->sizes[0] != d->sizes[1] || (bias->strides[0] != 1 && bias->sizes[0] > 1))
     g.error = "the CUDA GEMM's bias must be contiguous, one value per output column";

@@ -338,4 +338,34 @@ module {
     memref.dealloc %out : memref<32x96xf32>
     return
   }
+
+  // A weight gradient dW = X^T dY and the bias gradient of the same dY (fill, then column
+  // sums), even before it: one call with flags 16 at the GEMM's place (it writes db too).
+  // CHECK-LABEL: func.func @weight_and_bias_grad(
+  // CHECK-SAME: %[[DB2:[^:]+]]: memref<96xf32>)
+  // CHECK-DAG: %[[SIXTEEN:.+]] = arith.constant 16 : i64
+  // CHECK-NOT: linalg
+  // CHECK: %[[DBV2:.+]] = memref.cast %[[DB2]]
+  // CHECK: call @stepc_matmul_epilogue_f32(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[DBV2]], %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[SIXTEEN]])
+  // CHECK-NOT: linalg
+  // CHECK: return
+  func.func @weight_and_bias_grad(%x: memref<2x16x32xf32>, %dy: memref<2x16x96xf32>, %dw: memref<32x96xf32>, %db: memref<96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %c1 = arith.constant 1 : i64
+    %zero = arith.constant 0.0 : f32
+    linalg.fill ins(%zero : f32) outs(%db : memref<96xf32>)
+    linalg.generic {indexing_maps = [affine_map<(a, b, j) -> (a, b, j)>, affine_map<(a, b, j) -> (j)>], iterator_types = ["reduction", "reduction", "parallel"]}
+        ins(%dy : memref<2x16x96xf32>) outs(%db : memref<96xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %s = arith.addf %acc, %in : f32
+      linalg.yield %s : f32
+    }
+    %x2 = memref.collapse_shape %x [[0, 1], [2]] : memref<2x16x32xf32> into memref<32x32xf32>
+    %dy2 = memref.collapse_shape %dy [[0, 1], [2]] : memref<2x16x96xf32> into memref<32x96xf32>
+    %xv = memref.cast %x2 : memref<32x32xf32> to !dyn
+    %dyv = memref.cast %dy2 : memref<32x96xf32> to !dyn
+    %dwv = memref.cast %dw : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%xv, %dyv, %dwv, %c1, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    return
+  }
 }
