@@ -257,6 +257,28 @@ bool isBiasGradient(mlir::linalg::FillOp fill, mlir::linalg::GenericOp sum, mlir
          ((add.getLhs() == acc && add.getRhs() == x) || (add.getLhs() == x && add.getRhs() == acc));
 }
 
+// Whether `op` may write (or free) one of the buffers `roots`: the GEMM interface writes its
+// third operand only; other ops by their memory effects; an op without declared effects may
+// write any buffer it is given.
+bool mayWrite(mlir::Operation *op, std::initializer_list<mlir::Value> roots) {
+  auto isTarget = [&](mlir::Value v) {
+    return llvm::isa<mlir::MemRefType>(v.getType()) && llvm::is_contained(roots, rootOf(v));
+  };
+  auto call = llvm::dyn_cast<mlir::func::CallOp>(op);
+  if (call && (call.getCallee().starts_with("stepc_matmul_") ||
+               call.getCallee().starts_with("stepc_batch_matmul_")))
+    return isTarget(call.getOperand(2));
+  if (auto effects = llvm::dyn_cast<mlir::MemoryEffectOpInterface>(op)) {
+    llvm::SmallVector<mlir::MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    return llvm::any_of(list, [&](mlir::MemoryEffects::EffectInstance &e) {
+      return !llvm::isa<mlir::MemoryEffects::Read>(e.getEffect()) &&
+             (!e.getValue() || isTarget(e.getValue()));
+    });
+  }
+  return llvm::any_of(op->getOperands(), isTarget);
+}
+
 // The next op after `op` that is not a view, an allocation or a constant.
 mlir::Operation *nextWork(mlir::Operation *op) {
   for (op = op->getNextNode(); op; op = op->getNextNode())
@@ -334,26 +356,7 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
       });
       if (readsC) break;
       if (next->getNumRegions() != 0 && !llvm::isa<mlir::linalg::LinalgOp>(next)) return false;
-      auto touchesInputs = [&](mlir::Value v) {
-        if (!llvm::isa<mlir::MemRefType>(v.getType())) return false;
-        mlir::Value root = rootOf(v);
-        return root == rootA || root == rootB;
-      };
-      auto call = llvm::dyn_cast<mlir::func::CallOp>(next);
-      if (call && (call.getCallee().starts_with("stepc_matmul_") ||
-                   call.getCallee().starts_with("stepc_batch_matmul_"))) {
-        // The GEMM interface writes its third operand only.
-        if (touchesInputs(call.getOperand(2))) return false;
-      } else if (auto effects = llvm::dyn_cast<mlir::MemoryEffectOpInterface>(next)) {
-        llvm::SmallVector<mlir::MemoryEffects::EffectInstance> list;
-        effects.getEffects(list);
-        for (auto &e : list)
-          if (!llvm::isa<mlir::MemoryEffects::Read>(e.getEffect()) &&
-              (!e.getValue() || touchesInputs(e.getValue())))
-            return false;
-      } else if (llvm::any_of(next->getOperands(), touchesInputs)) {
-        return false;
-      }
+      if (mayWrite(next, {rootA, rootB})) return false;
     }
     auto generic = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(next);
     if (!generic || generic.getNumDpsInits() != 1 || generic.getNumParallelLoops() != generic.getNumLoops())
@@ -531,26 +534,7 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
         mlir::Value root = rootOf(v);
         if (root == rootC || root == rootG) return false;
       }
-      auto call = llvm::dyn_cast<mlir::func::CallOp>(op);
-      bool writesInputs = false;
-      auto isInput = [&](mlir::Value v) {
-        if (!llvm::isa<mlir::MemRefType>(v.getType())) return false;
-        mlir::Value root = rootOf(v);
-        return root == rootA || root == rootB;
-      };
-      if (call && (call.getCallee().starts_with("stepc_matmul_") ||
-                   call.getCallee().starts_with("stepc_batch_matmul_"))) {
-        writesInputs = isInput(call.getOperand(2));
-      } else if (auto effects = llvm::dyn_cast<mlir::MemoryEffectOpInterface>(op)) {
-        llvm::SmallVector<mlir::MemoryEffects::EffectInstance> list;
-        effects.getEffects(list);
-        for (auto &e : list)
-          writesInputs |= !llvm::isa<mlir::MemoryEffects::Read>(e.getEffect()) &&
-                          (!e.getValue() || isInput(e.getValue()));
-      } else {
-        writesInputs = llvm::any_of(op->getOperands(), isInput);
-      }
-      if (writesInputs) return false;
+      if (mayWrite(op, {rootA, rootB})) return false;
     }
     // The gradient's buffer must be defined before the fused call (at the later place).
     mlir::Operation *place = sumFirst ? gemm.getOperation() : sum.getOperation();
