@@ -133,6 +133,9 @@ Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetric
       setMetric(metrics, b.metric, value[0]);
     }
   }
+  // On the GPU, the step's device time (CUDA events) too.
+  if (useCuda_ && cudaStep_->lastDeviceMs() >= 0)
+    metrics.extra.emplace_back("device_ms", cudaStep_->lastDeviceMs());
   return {};
 }
 

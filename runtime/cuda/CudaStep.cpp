@@ -159,7 +159,15 @@ Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry, En
     args.push_back(reinterpret_cast<void *>(d));
   }
   (void)s.takeError();  // a stale error of an earlier, failed step is not this one's
+  if (!start_)
+    for (CUevent *e : {&start_, &end_})
+      if (Status st = s.driver().check(api.cuEventCreate(e, 0), "cuEventCreate"); !st.ok())
+        return st;
+  if (Status st = s.driver().check(api.cuEventRecord(start_, stream), "cuEventRecord"); !st.ok())
+    return st;
   if (Status st = launch(m, fn, args); !st.ok()) return st;
+  if (Status st = s.driver().check(api.cuEventRecord(end_, stream), "cuEventRecord"); !st.ok())
+    return st;
   m.resident = resident;
   for (size_t i = 0; i < entry.results.size(); ++i)
     if (Status st = s.driver().check(
@@ -171,6 +179,11 @@ Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry, En
   if (Status st = s.driver().check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
       !st.ok())
     return st;
+  float ms = 0;
+  if (Status st = s.driver().check(api.cuEventElapsedTime(&ms, start_, end_), "cuEventElapsedTime");
+      !st.ok())
+    return st;
+  deviceMs_ = ms;
   return s.takeError();
 }
 

@@ -11,6 +11,9 @@
 // when the host reads them (checkpoints, --save-params, the end of a run). For other entries
 // (eval) they go in on every call and are not copied back.
 //
+// Two events around the step's launches time it on the device (lastDeviceMs; the training
+// loop reports it as the metric device_ms).
+//
 // The step itself is captured as one CUDA graph and replayed: the first call of an entry point
 // runs its launches directly (the arena is allocated and cuBLASLt initialised then, which capture
 // would not allow), the second is captured into a graph and launched, later calls only launch
@@ -43,6 +46,9 @@ class CudaStep {
               std::vector<std::vector<float>> &results);
   /// Copies the params and state a resident entry keeps on the device into `buffers`.
   Status syncToHost(Entry fn, const StepBuffers &buffers);
+  /// The device time of the last call's step (between two events recorded on the stream
+  /// around its launches or graph), in ms; -1 before the first call.
+  double lastDeviceMs() const { return deviceMs_; }
 
  private:
   struct Mirrors {
@@ -59,6 +65,8 @@ class CudaStep {
   /// Runs fn(args) on the stream: directly, captured, or as the replay of its graph.
   Status launch(Mirrors &m, Entry fn, std::vector<void *> &args);
   std::map<Entry, Mirrors> entries_;
+  CUevent start_ = nullptr, end_ = nullptr;
+  double deviceMs_ = -1;
 };
 
 }  // namespace stepc::rt::cuda

@@ -54,8 +54,13 @@ ms = statistics.median(r["step_ms"] for r in rows[1:])
 tps = statistics.median(r["tokens_per_s"] for r in rows[1:])
 flops = float(sys.argv[3].split()[-1])  # "FLOPs per step N" from `NAME info`
 mfu = flops / (ms / 1e3) / float(sys.argv[4])
+dev = [r["device_ms"] for r in rows[1:] if "device_ms" in r]
+device = ""
+if dev:  # the step on the device alone (CUDA events), without the host's batch copy and sync
+    dms = statistics.median(dev)
+    device = f"; on the device {dms:.1f} ms, MFU {100 * flops / (dms / 1e3) / float(sys.argv[4]):.1f}%"
 print(f"== {sys.argv[2]}: median step {ms:.1f} ms, {tps:.0f} tokens/s, "
-      f"{flops / 1e12:.2f} TFLOP/step, MFU {100 * mfu:.1f}% of {sys.argv[5]}")
+      f"{flops / 1e12:.2f} TFLOP/step, MFU {100 * mfu:.1f}% of {sys.argv[5]}{device}")
 PY
     passed=$((passed + 1))
   else

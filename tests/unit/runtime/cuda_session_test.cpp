@@ -149,6 +149,26 @@ CUresult graphLaunch(CUgraphExec, CUstream) {
   return kSuccess;
 }
 
+// Events: created once, recorded around every step (before and after its launches); the
+// device time between them is 1.5 ms.
+struct EventCalls {
+  int create = 0, record = 0;
+};
+EventCalls gEvents;
+CUresult eventCreate(CUevent *e, unsigned) {
+  ++gEvents.create;
+  *e = reinterpret_cast<CUevent>(0x100 + gEvents.create);
+  return kSuccess;
+}
+CUresult eventRecord(CUevent, CUstream) {
+  ++gEvents.record;
+  return kSuccess;
+}
+CUresult eventElapsed(float *ms, CUevent, CUevent) {
+  *ms = 1.5f;
+  return kSuccess;
+}
+
 class FakeDriver : public Loader {
  public:
   bool present = true;
@@ -176,6 +196,9 @@ class FakeDriver : public Loader {
         {"cuStreamEndCapture", reinterpret_cast<void *>(&endCapture)},
         {"cuGraphInstantiateWithFlags", reinterpret_cast<void *>(&instantiate)},
         {"cuGraphLaunch", reinterpret_cast<void *>(&graphLaunch)},
+        {"cuEventCreate", reinterpret_cast<void *>(&eventCreate)},
+        {"cuEventRecord", reinterpret_cast<void *>(&eventRecord)},
+        {"cuEventElapsedTime", reinterpret_cast<void *>(&eventElapsed)},
     };
     auto it = table.find(n);
     return it != table.end() ? it->second : reinterpret_cast<void *>(&other);
@@ -188,6 +211,7 @@ class CudaSessionTest : public ::testing::Test {
   void SetUp() override {
     gCalls = Calls();
     gGraph = GraphCalls();
+    gEvents = EventCalls();
     gPinned = 0;
     unsetenv("STEPC_CUDA_GRAPH");
     Session::useLoaderForTesting(&fake);
@@ -300,10 +324,15 @@ TEST_F(CudaSessionTest, StepRunsDirectlyThenCapturesThenReplaysItsGraph) {
   StepFixture f;
   CudaStep step;
   std::vector<std::vector<float>> results;
+  EXPECT_EQ(step.lastDeviceMs(), -1);
   for (int i = 0; i < 4; ++i) {
     Status s = step.call(f.info, f.entry, fakeEntry, f.buffers, i, /*resident=*/true, results);
     ASSERT_TRUE(s.ok()) << s.message();
   }
+  // Two events, made once, recorded around each of the 4 steps; the device time read back.
+  EXPECT_EQ(gEvents.create, 2);
+  EXPECT_EQ(gEvents.record, 8);
+  EXPECT_DOUBLE_EQ(step.lastDeviceMs(), 1.5);
   // Step 0 direct, step 1 captured (the host plan runs once more, inside the capture), steps
   // 2 and 3 replay the graph without running the host plan.
   EXPECT_EQ(gEntryCalls, 2);
