@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Backend/BlockReduction.h"
 
+#include "compiler/Backend/Delinearize.h"
+
 #include <limits>
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -60,21 +62,6 @@ mlir::Value combine(mlir::OpBuilder &b, mlir::Location loc, Kind kind, mlir::Val
 }
 
 namespace {
-
-// `linear` split into indices over `sizes` (row-major, the last fastest).
-llvm::SmallVector<mlir::Value> split(mlir::OpBuilder &b, mlir::Location loc, mlir::Value linear,
-                                     llvm::ArrayRef<mlir::Value> sizes) {
-  llvm::SmallVector<mlir::Value> ivs(sizes.size());
-  for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
-    if (d == 0) {
-      ivs[d] = linear;
-      break;
-    }
-    ivs[d] = b.create<ar::RemUIOp>(loc, linear, sizes[d]);
-    linear = b.create<ar::DivUIOp>(loc, linear, sizes[d]);
-  }
-  return ivs;
-}
 
 mlir::Value product(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<mlir::Value> sizes) {
   mlir::Value p = b.create<ar::ConstantIndexOp>(loc, 1);

@@ -3,7 +3,8 @@
 // Kernels run the iterations of a multi-dimensional loop (an scf.forall of tiles, an
 // scf.parallel of elements) from one linear index: a CPU thread's range, a GPU block or thread.
 // This turns that index back into the loop's indices, innermost dimension fastest (the loop's
-// own order), for constant bounds; and moves the loop's body to where that index is.
+// own order), for constant bounds or sizes given as values; and moves the loop's body to where
+// that index is.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_COMPILER_BACKEND_DELINEARIZE_H
@@ -50,6 +51,23 @@ inline llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Loca
       index = b.create<mlir::arith::AddIOp>(
           loc, index, b.create<mlir::arith::ConstantIndexOp>(loc, lbs[d]));
     ivs[d] = index;
+  }
+  return ivs;
+}
+
+/// `linear` split into indices 0 <= i_d < sizes[d] (innermost fastest), for sizes known only
+/// as values (a partial tile's extents, a reduction's lengths).
+inline llvm::SmallVector<mlir::Value> split(mlir::OpBuilder &b, mlir::Location loc,
+                                            mlir::Value linear,
+                                            llvm::ArrayRef<mlir::Value> sizes) {
+  llvm::SmallVector<mlir::Value> ivs(sizes.size());
+  for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
+    if (d == 0) {
+      ivs[d] = linear;
+      break;
+    }
+    ivs[d] = b.create<mlir::arith::RemUIOp>(loc, linear, sizes[d]);
+    linear = b.create<mlir::arith::DivUIOp>(loc, linear, sizes[d]);
   }
   return ivs;
 }

@@ -312,6 +312,18 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
     return fn;
   }
 
+  // stepc_matmul_epilogue_f32(A, B, d, bias, r, transA, transB, flags), A, B and the
+  // transposes taken from `gemm`, at b's insertion point.
+  void createCall(mlir::ModuleOp module, mlir::OpBuilder &b, mlir::func::CallOp gemm,
+                  mlir::Value d, mlir::Value bias, mlir::Value r, int64_t flags) {
+    mlir::Location loc = gemm.getLoc();
+    mlir::Value flagsValue = b.create<mlir::arith::ConstantIntOp>(loc, flags, 64);
+    b.create<mlir::func::CallOp>(
+        loc, declaration(module, b),
+        mlir::ValueRange{gemm.getOperand(0), gemm.getOperand(1), d, bias, r, gemm.getOperand(3),
+                         gemm.getOperand(4), flagsValue});
+  }
+
   static mlir::MemRefType view(mlir::OpBuilder &b, unsigned rank) {
     int64_t dyn = mlir::ShapedType::kDynamic;
     llvm::SmallVector<int64_t> shape(rank, dyn), strides(rank, dyn);
@@ -478,11 +490,7 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
           loc, view(b, 1), d, llvm::ArrayRef<mlir::OpFoldResult>{zero, zero},
           llvm::ArrayRef<mlir::OpFoldResult>{one, n}, llvm::ArrayRef<mlir::OpFoldResult>{one, one});
     }
-    mlir::Value flagsValue = b.create<mlir::arith::ConstantIntOp>(loc, flags, 64);
-    b.create<mlir::func::CallOp>(
-        loc, declaration(module, b),
-        mlir::ValueRange{gemm.getOperand(0), gemm.getOperand(1), d, biasView, r,
-                         gemm.getOperand(3), gemm.getOperand(4), flagsValue});
+    createCall(module, b, gemm, d, biasView, r, flags);
     generic.erase();
     gemm.erase();
     if (gradSum) {
@@ -545,12 +553,7 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
     mlir::Location loc = gemm.getLoc();
     mlir::Value d = gemm.getOperand(2);
     mlir::Value biasView = b.create<mlir::memref::CastOp>(loc, view(b, 1), g);
-    mlir::Value flagsValue = b.create<mlir::arith::ConstantIntOp>(
-        loc, kBiasGradOfB | (accumulate != 0 ? kResidual : 0), 64);
-    b.create<mlir::func::CallOp>(
-        loc, declaration(module, b),
-        mlir::ValueRange{gemm.getOperand(0), gemm.getOperand(1), d, biasView, d,
-                         gemm.getOperand(3), gemm.getOperand(4), flagsValue});
+    createCall(module, b, gemm, d, biasView, d, kBiasGradOfB | (accumulate != 0 ? kResidual : 0));
     gemm.erase();
     sum.erase();
     fill.erase();

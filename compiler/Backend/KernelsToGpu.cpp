@@ -105,18 +105,10 @@ mlir::FailureOr<int64_t> spread(mlir::scf::ParallelOp parallel, bool grid) {
   }
   auto loop = b.create<mlir::scf::ForOp>(loc, first, total, stride);
   b.setInsertionPointToStart(loop.getBody());
-  mlir::Value rest = loop.getInductionVar();
-  llvm::SmallVector<mlir::Value> ivs(trips.size());
-  for (int d = static_cast<int>(trips.size()) - 1; d >= 0; --d) {
-    mlir::Value index = rest;
-    if (d > 0) {
-      index = b.create<ar::RemUIOp>(loc, rest, trips[d]);
-      rest = b.create<ar::DivUIOp>(loc, rest, trips[d]);
-    }
-    index = b.create<ar::AddIOp>(loc, parallel.getLowerBound()[d],
-                                 b.create<ar::MulIOp>(loc, index, parallel.getStep()[d]));
-    ivs[d] = index;
-  }
+  llvm::SmallVector<mlir::Value> ivs = split(b, loc, loop.getInductionVar(), trips);
+  for (auto [d, iv] : llvm::enumerate(ivs))
+    iv = b.create<ar::AddIOp>(loc, parallel.getLowerBound()[d],
+                              b.create<ar::MulIOp>(loc, iv, parallel.getStep()[d]));
   inlineLoopBody(parallel, parallel.getBody(), ivs, loop.getBody()->getTerminator());
   return staticTotal;
 }

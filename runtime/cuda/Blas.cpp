@@ -287,6 +287,12 @@ extern "C" void _mlir_ciface_stepc_cuda_batch_matmul_f32(StridedMemRef<3> *a,
                        c->strides[0]);
 }
 
+// `x` has `d`'s shape and a unit column stride (what cuBLASLt's C or aux matrix needs).
+static bool sameShapeRowMajor(const StridedMemRef<2> &x, const StridedMemRef<2> &d) {
+  return x.sizes[0] == d.sizes[0] && x.sizes[1] == d.sizes[1] &&
+         (x.strides[1] == 1 || d.sizes[1] <= 1);
+}
+
 extern "C" void _mlir_ciface_stepc_cuda_matmul_epilogue_f32(
     StridedMemRef<2> *a, StridedMemRef<2> *b, StridedMemRef<2> *d, StridedMemRef<1> *bias,
     StridedMemRef<2> *residual, int64_t transA, int64_t transB, int64_t flags) {
@@ -295,8 +301,7 @@ extern "C" void _mlir_ciface_stepc_cuda_matmul_epilogue_f32(
                     d->strides);
   if (geluGrad) {
     // cuBLASLt's DGELU: GELU's input is the aux matrix, laid out like D, its ld a multiple of 8.
-    if (residual->sizes[0] != d->sizes[0] || residual->sizes[1] != d->sizes[1] ||
-        (residual->strides[1] != 1 && d->sizes[1] > 1) || residual->strides[0] % 8 != 0)
+    if (!sameShapeRowMajor(*residual, *d) || residual->strides[0] % 8 != 0)
       g.error = "the CUDA GEMM's GELU input must have the output's shape, unit column stride "
                 "and a row stride that is a multiple of 8";
     // With flags & 8 the bias pointer receives the bias gradient (DGELU_BGRAD).
@@ -321,10 +326,8 @@ extern "C" void _mlir_ciface_stepc_cuda_matmul_epilogue_f32(
   }
   if (bias->sizes[0] != d->sizes[1] || (bias->strides[0] != 1 && bias->sizes[0] > 1))
     g.error = "the CUDA GEMM's bias must be contiguous, one value per output column";
-  if (hasResidual &&
-      (residual->sizes[0] != d->sizes[0] || residual->sizes[1] != d->sizes[1] ||
-       (residual->strides[1] != 1 && d->sizes[1] > 1) ||
-       (residual->strides[0] != d->strides[0] && d->sizes[0] > 1)))
+  if (hasResidual && (!sameShapeRowMajor(*residual, *d) ||
+                      (residual->strides[0] != d->strides[0] && d->sizes[0] > 1)))
     g.error = "the CUDA GEMM's residual must have the output's shape and layout";
   stepc::rt::cuda::run(g, a->data + a->offset, b->data + b->offset, d->data + d->offset,
                        hasResidual ? residual->data + residual->offset : nullptr,
