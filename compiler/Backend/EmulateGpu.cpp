@@ -3,22 +3,32 @@
 // Runs the CUDA mapping (--step-kernels-to-gpu) on the CPU, to check its numbers without a GPU:
 // each gpu.func becomes a function of (its arguments, block id, thread id, block size, grid
 // size), and each gpu.launch_func becomes loops over the grid's blocks and each block's threads
-// calling it, one thread after another. This is exact for stepc's elementwise kernels, whose threads never
-// communicate (each element written by one thread): any order of the threads gives the same
-// result, so a wrong tile or element index, a thread that skips or repeats elements, or a bad
-// guard shows up as a wrong number. A block reduction's threads do communicate (gpu.all_reduce);
-// here each thread folds its own partial into the output instead, which checks which elements
-// each thread takes (up to the order of the sum), not the shuffles of
-// --step-lower-gpu-reductions. `stepc compile --target=cuda-emulated`
-// builds such an executable; compiled_vs_interpreter.test compares it with the interpreter.
+// calling it, one thread after another. This is exact for stepc's elementwise kernels, whose
+// threads never communicate (each element written by one thread): any order of the threads
+// gives the same result, so a wrong tile or element index, a thread that skips or repeats
+// elements, or a bad guard shows up as a wrong number. A block reduction's threads do
+// communicate (gpu.all_reduce); here each thread folds its own partial into the output
+// instead, which checks which elements each thread takes (up to the order of the sum), not the
+// shuffles of --step-lower-gpu-reductions.
+//
+// A kernel with barriers or shuffles at its top level (the block scan, BlockScan.h) runs in
+// lock-step instead, once per block: its body is cut at the barriers into phases, and each
+// phase is a loop over the block's threads. A shuffle is a store of each thread's value to a
+// block buffer, a barrier, a load of the source lane's (its own when the source is out of
+// range, as PTX's shfl does), and a barrier. Values a later phase uses are kept per thread.
+// The workgroup buffers are the block's. So this checks the threads' exchanges as well.
+// `stepc compile --target=cuda-emulated` builds such an executable; compiled_vs_interpreter.test
+// compares it with the interpreter.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Backend/BlockReduction.h"
+#include "compiler/Backend/EmulateLockstep.h"
 #include "compiler/Backend/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -29,6 +39,13 @@ namespace stepc::backend {
 
 namespace {
 
+// The thread an op runs for: a lock-step phase's loop variable, else the function's argument.
+mlir::Value threadOf(mlir::Operation *op, mlir::Value argument) {
+  for (mlir::Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (p->hasAttr(kEmulatedThreadsAttr)) return llvm::cast<mlir::scf::ForOp>(p).getInductionVar();
+  return argument;
+}
+
 struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
@@ -36,6 +53,7 @@ struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
     mlir::OpBuilder b(ctx);
     auto index = b.getIndexType();
     llvm::DenseMap<mlir::Operation *, mlir::func::FuncOp> emulated;
+    llvm::DenseSet<mlir::Operation *> lockstep;  // emulated functions that run a whole block
     for (auto gpuModule : llvm::to_vector(module.getOps<mlir::gpu::GPUModuleOp>())) {
       for (auto fn : gpuModule.getOps<mlir::gpu::GPUFuncOp>()) {
         llvm::SmallVector<mlir::Type> types(fn.getArgumentTypes());
@@ -61,12 +79,24 @@ struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
           fn.emitError("--step-emulate-gpu expects single-block kernels");
           return signalPassFailure();
         }
-        for (mlir::Operation &op : fn.getBody().front()) {
-          if (llvm::isa<mlir::gpu::ReturnOp>(op)) {
-            b.create<mlir::func::ReturnOp>(op.getLoc());
-            continue;
+        if (needsLockstep(fn)) {
+          if (failed(expandShuffles(fn)) || failed(emitLockstep(b, fn, map, size)))
+            return signalPassFailure();
+          b.create<mlir::func::ReturnOp>(fn.getLoc());
+          lockstep.insert(cpu.getOperation());
+        } else {
+          if (!fn.getWorkgroupAttributions().empty() || !fn.getPrivateAttributions().empty()) {
+            fn.emitError("--step-emulate-gpu runs kernels with buffers in lock-step only (a "
+                         "barrier at the top level)");
+            return signalPassFailure();
           }
-          b.clone(op, map);
+          for (mlir::Operation &op : fn.getBody().front()) {
+            if (llvm::isa<mlir::gpu::ReturnOp>(op)) {
+              b.create<mlir::func::ReturnOp>(op.getLoc());
+              continue;
+            }
+            b.clone(op, map);
+          }
         }
         bool bad = false;
         mlir::OpBuilder top = mlir::OpBuilder::atBlockBegin(entry);
@@ -92,7 +122,8 @@ struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
           if (auto id = llvm::dyn_cast<mlir::gpu::BlockIdOp>(op))
             replacement = id.getDimension() == mlir::gpu::Dimension::x ? block : mlir::Value();
           else if (auto id = llvm::dyn_cast<mlir::gpu::ThreadIdOp>(op))
-            replacement = id.getDimension() == mlir::gpu::Dimension::x ? thread : mlir::Value();
+            replacement = id.getDimension() == mlir::gpu::Dimension::x ? threadOf(op, thread)
+                                                                       : mlir::Value();
           else if (auto dim = llvm::dyn_cast<mlir::gpu::BlockDimOp>(op))
             replacement = dim.getDimension() == mlir::gpu::Dimension::x ? size : mlir::Value();
           else if (auto dim = llvm::dyn_cast<mlir::gpu::GridDimOp>(op))
@@ -125,10 +156,14 @@ struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
       mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
       auto blocks = b.create<mlir::scf::ForOp>(loc, zero, launch.getGridSizeX(), one);
       b.setInsertionPointToStart(blocks.getBody());
-      auto threads = b.create<mlir::scf::ForOp>(loc, zero, launch.getBlockSizeX(), one);
-      b.setInsertionPointToStart(threads.getBody());
+      mlir::Value thread = zero;  // a lock-step function runs the block's threads itself
+      if (!lockstep.contains(emulated[fn].getOperation())) {
+        auto threads = b.create<mlir::scf::ForOp>(loc, zero, launch.getBlockSizeX(), one);
+        b.setInsertionPointToStart(threads.getBody());
+        thread = threads.getInductionVar();
+      }
       llvm::SmallVector<mlir::Value> args(launch.getKernelOperands());
-      args.append({blocks.getInductionVar(), threads.getInductionVar(), launch.getBlockSizeX(),
+      args.append({blocks.getInductionVar(), thread, launch.getBlockSizeX(),
                    launch.getGridSizeX()});
       b.create<mlir::func::CallOp>(loc, emulated[fn], args);
       launch.erase();

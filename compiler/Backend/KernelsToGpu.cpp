@@ -6,9 +6,11 @@
 // `gpu.launch_func`:
 //   - forall iterations (tiles) are blocks: the block id, delinearised, gives the tile; an
 //     untiled kernel is spread over a grid of blocks instead (grid-stride loop), up to 1056;
-//   - a scan kernel (a cumsum's loop, outlined whole) keeps its sequential loop; the add and
-//     the copy inside are spread over the grid's threads the same way, so each thread keeps
-//     its own columns at every step;
+//   - a scan kernel (a cumsum's loop, outlined whole) is a block scan (BlockScan.h): a block
+//     of 32 warps takes 32 columns, the axis split into 32 segments, with the segments'
+//     totals scanned by warp shuffles; a scan loop of another form keeps its sequential loop,
+//     the ops inside spread over the grid's threads the same way (each thread keeps its own
+//     columns at every step);
 //   - inside a tile, the linalg op becomes loops; its outermost parallel loop is spread over
 //     the block's threads (thread t takes elements t, t + blockDim, ...); reduction loops run
 //     in each thread, over the elements that thread owns, so no two threads write one element;
@@ -17,13 +19,16 @@
 //     blocks), each shared by the block's threads and combined with gpu.all_reduce
 //     (BlockReduction.h); a block has 256 threads then, fewer for a short row;
 //   - another kernel without a parallel loop runs in thread 0.
-// The block size is the tile's parallel element count rounded up to a warp, at most 256.
+// The block size is the tile's parallel element count rounded up to a warp, at most 256. Each
+// gpu.func carries it as `known_block_size` (NVVM's maxntid), so ptxas budgets registers for
+// the block the launch asks for.
 //
 // Column reductions (the innermost loop parallel) keep a thread per output element: the
 // threads then read consecutive elements. GEMMs stay host calls (--step-cuda-host).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Backend/BlockReduction.h"
+#include "compiler/Backend/BlockScan.h"
 #include "compiler/Backend/Delinearize.h"
 #include "compiler/Backend/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -201,6 +206,11 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
         kernel.emitError("cannot map this kernel's scf.forall to GPU blocks");
         return signalPassFailure();
       }
+      if (*blocks == 1)
+        if (auto scan = mapBlockScan(fn)) {
+          launches[kernel.getSymNameAttr()] = {fn, scan->blocks, scan->threads};
+          continue;
+        }
       llvm::SmallVector<mlir::linalg::LinalgOp> linalgOps;
       fn.walk([&](mlir::linalg::LinalgOp op) { linalgOps.push_back(op); });
       if (linalgOps.size() == 1) {
@@ -240,6 +250,8 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
     module.walk([&](mlir::func::CallOp call) {
       if (launches.count(call.getCalleeAttr().getAttr())) calls.push_back(call);
     });
+    for (auto &[name, l] : launches)
+      l.fn.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({static_cast<int32_t>(l.threads), 1, 1}));
     for (mlir::func::CallOp call : calls) {
       const Launch &l = launches[call.getCalleeAttr().getAttr()];
       b.setInsertionPoint(call);

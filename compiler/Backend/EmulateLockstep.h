@@ -1,0 +1,37 @@
+//===- EmulateLockstep.h - a GPU block's threads in lock-step on the CPU --===//
+//
+// Part of --step-emulate-gpu (EmulateGpu.cpp), for kernels whose threads exchange values at
+// their top level (gpu.barrier, gpu.shuffle: the block scan). The kernel's body is cut at its
+// barriers into phases; each phase becomes a loop over the block's threads (marked
+// `step.emulated_threads`, its induction variable the thread id), so every thread finishes a
+// phase before any starts the next, as the barrier guarantees on the GPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_COMPILER_BACKEND_EMULATELOCKSTEP_H
+#define STEPC_COMPILER_BACKEND_EMULATELOCKSTEP_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace stepc::backend {
+
+// The attribute on a phase's loop over the threads.
+inline constexpr llvm::StringLiteral kEmulatedThreadsAttr = "step.emulated_threads";
+
+// Whether `fn` has a barrier or a shuffle at its top level.
+bool needsLockstep(mlir::gpu::GPUFuncOp fn);
+
+// Rewrites each top-level full-warp (width 32) gpu.shuffle of `fn` into a store of the value
+// to a block buffer, a barrier, a load of the source lane's value and a barrier. Fails (with an
+// error) on a shuffle elsewhere or of another width.
+mlir::LogicalResult expandShuffles(mlir::gpu::GPUFuncOp fn);
+
+// Emits `fn`'s body (arguments mapped in `map`) at `b` as phases over `threads` threads; the
+// workgroup buffers become allocas, values used across a barrier are kept per thread. The
+// gpu.thread_id ops inside are left for the caller, which maps them to the loops' variables.
+mlir::LogicalResult emitLockstep(mlir::OpBuilder &b, mlir::gpu::GPUFuncOp fn, mlir::IRMapping &map,
+                                 mlir::Value threads);
+
+}  // namespace stepc::backend
+
+#endif  // STEPC_COMPILER_BACKEND_EMULATELOCKSTEP_H
