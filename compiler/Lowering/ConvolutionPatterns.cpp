@@ -21,7 +21,9 @@
 //   dw[k]    = X[k : k+R]ᵀ · G0[0 : R]             (G0: the gradient padded with zeros to P,
 //                                                   so the mixed rows contribute nothing)
 // Each is a 2-D contraction that the backend turns into a library GEMM; the wasted rows are
-// (K-1)/P of the work (4% for K = 11, S = 256).
+// (K-1)/P of the work (4% for K = 11, S = 256). bf16 operands (--precision=bf16) stay bf16:
+// the GEMMs extend them in their bodies and accumulate in f32 (bf16 tensor-core GEMMs on the
+// GPU), and the sum is rounded to the result's type once.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Lowering/LoweringUtils.h"
@@ -76,7 +78,13 @@ Value contraction(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType
           loc, mlir::TypeRange{resultType}, mlir::ValueRange{lhs, rhs}, mlir::ValueRange{acc},
           maps, iterators,
           [&](mlir::OpBuilder &bb, mlir::Location l, mlir::ValueRange args) {
-            Value product = bb.create<mlir::arith::MulFOp>(l, args[0], args[1]);
+            // bf16 operands are extended (exactly) to the f32 accumulator.
+            mlir::Type accElement = args[2].getType();
+            auto widen = [&](Value v) -> Value {
+              return v.getType() == accElement ? v
+                                               : bb.create<mlir::arith::ExtFOp>(l, accElement, v);
+            };
+            Value product = bb.create<mlir::arith::MulFOp>(l, widen(args[0]), widen(args[1]));
             Value sum = bb.create<mlir::arith::AddFOp>(l, args[2], product);
             bb.create<mlir::linalg::YieldOp>(l, sum);
           })
@@ -205,7 +213,13 @@ Value matmul2d(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs, Val
           llvm::SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
                                           IteratorType::reduction},
           [&](mlir::OpBuilder &bb, mlir::Location l, mlir::ValueRange args) {
-            Value product = bb.create<mlir::arith::MulFOp>(l, args[0], args[1]);
+            // bf16 operands are extended (exactly) to the f32 accumulator.
+            mlir::Type accElement = args[2].getType();
+            auto widen = [&](Value v) -> Value {
+              return v.getType() == accElement ? v
+                                               : bb.create<mlir::arith::ExtFOp>(l, accElement, v);
+            };
+            Value product = bb.create<mlir::arith::MulFOp>(l, widen(args[0]), widen(args[1]));
             Value sum = bb.create<mlir::arith::AddFOp>(l, args[2], product);
             bb.create<mlir::linalg::YieldOp>(l, sum);
           })
@@ -273,17 +287,34 @@ Value shiftedGemmSum(mlir::OpBuilder &b, mlir::Location loc, Value flat, Value w
       llvm::ArrayRef<mlir::OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1)});
 }
 
-bool f32Rank3(mlir::Value v) {
-  return staticRank3(v.getType()) &&
-         llvm::cast<mlir::RankedTensorType>(v.getType()).getElementType().isF32();
+mlir::Type elementOf(mlir::Value v) {
+  return llvm::cast<mlir::RankedTensorType>(v.getType()).getElementType();
+}
+
+// What the GEMM path takes: static rank-3 tensors, the two operands both f32 or both bf16
+// (GEMMs with an f32 accumulator exist for those), an f32 or bf16 result.
+bool gemmTypes(mlir::Value lhs, mlir::Value rhs, mlir::Value result) {
+  for (mlir::Value v : {lhs, rhs, result})
+    if (!staticRank3(v.getType()) || !(elementOf(v).isF32() || elementOf(v).isBF16()))
+      return false;
+  return elementOf(lhs) == elementOf(rhs);
+}
+
+// The f32 accumulator rounded to the result's type (none for an f32 result).
+Value roundResult(mlir::OpBuilder &b, mlir::Location loc, Value acc, mlir::Type resultType) {
+  if (acc.getType() == resultType) return acc;
+  auto type = llvm::cast<mlir::RankedTensorType>(resultType);
+  return elementwise(b, loc, type, {acc},
+                     [&](mlir::OpBuilder &bb, mlir::Location l, mlir::ValueRange v) -> Value {
+                       return bb.create<mlir::arith::TruncFOp>(l, type.getElementType(), v[0]);
+                     });
 }
 
 struct Conv1dAsGemms : mlir::OpRewritePattern<step::Conv1dOp> {
   Conv1dAsGemms(mlir::MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
   mlir::LogicalResult matchAndRewrite(step::Conv1dOp op,
                                       mlir::PatternRewriter &rw) const override {
-    if (op.getGroups() != 1 || !f32Rank3(op.getInput()) || !f32Rank3(op.getWeight()) ||
-        !f32Rank3(op.getResult()))
+    if (op.getGroups() != 1 || !gemmTypes(op.getInput(), op.getWeight(), op.getResult()))
       return mlir::failure();
     auto in = llvm::cast<mlir::RankedTensorType>(op.getInput().getType());
     auto out = llvm::cast<mlir::RankedTensorType>(op.getType());
@@ -294,8 +325,8 @@ struct Conv1dAsGemms : mlir::OpRewritePattern<step::Conv1dOp> {
     int64_t period = in.getDimSize(1) + pad;
     Value y = shiftedGemmSum(rw, loc, rows(rw, loc, x), op.getWeight(), in.getDimSize(0), period,
                              out.getDimSize(1), out.getDimSize(2), false,
-                             [](int64_t k) { return k; }, out.getElementType());
-    rw.replaceOp(op, y);
+                             [](int64_t k) { return k; }, rw.getF32Type());
+    rw.replaceOp(op, roundResult(rw, loc, y, out));
     return mlir::success();
   }
 };
@@ -304,8 +335,7 @@ struct Conv1dGradInputAsGemms : mlir::OpRewritePattern<step::Conv1dGradInputOp> 
   Conv1dGradInputAsGemms(mlir::MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
   mlir::LogicalResult matchAndRewrite(step::Conv1dGradInputOp op,
                                       mlir::PatternRewriter &rw) const override {
-    if (op.getGroups() != 1 || !f32Rank3(op.getGrad()) || !f32Rank3(op.getWeight()) ||
-        !f32Rank3(op.getResult()))
+    if (op.getGroups() != 1 || !gemmTypes(op.getGrad(), op.getWeight(), op.getResult()))
       return mlir::failure();
     auto gType = llvm::cast<mlir::RankedTensorType>(op.getGrad().getType());
     auto out = llvm::cast<mlir::RankedTensorType>(op.getType());
@@ -319,8 +349,8 @@ struct Conv1dGradInputAsGemms : mlir::OpRewritePattern<step::Conv1dGradInputOp> 
     int64_t period = left + outSeq + right;  // = seq + K - 1
     Value dx = shiftedGemmSum(rw, loc, rows(rw, loc, g), op.getWeight(), out.getDimSize(0),
                               period, seq, out.getDimSize(2), true,
-                              [&](int64_t k) { return kernel - 1 - k; }, out.getElementType());
-    rw.replaceOp(op, dx);
+                              [&](int64_t k) { return kernel - 1 - k; }, rw.getF32Type());
+    rw.replaceOp(op, roundResult(rw, loc, dx, out));
     return mlir::success();
   }
 };
@@ -329,8 +359,7 @@ struct Conv1dGradWeightAsGemms : mlir::OpRewritePattern<step::Conv1dGradWeightOp
   Conv1dGradWeightAsGemms(mlir::MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
   mlir::LogicalResult matchAndRewrite(step::Conv1dGradWeightOp op,
                                       mlir::PatternRewriter &rw) const override {
-    if (op.getGroups() != 1 || !f32Rank3(op.getInput()) || !f32Rank3(op.getGrad()) ||
-        !f32Rank3(op.getResult()))
+    if (op.getGroups() != 1 || !gemmTypes(op.getInput(), op.getGrad(), op.getResult()))
       return mlir::failure();
     auto in = llvm::cast<mlir::RankedTensorType>(op.getInput().getType());
     auto gType = llvm::cast<mlir::RankedTensorType>(op.getGrad().getType());
@@ -344,10 +373,10 @@ struct Conv1dGradWeightAsGemms : mlir::OpRewritePattern<step::Conv1dGradWeightOp
     Value g = rows(rw, loc, padSequence(rw, loc, op.getGrad(), 0, period - keep));
     int64_t r = (batch - 1) * period + keep;
     Value gWindow = rowWindow(rw, loc, g, 0, r);
-    mlir::Type element = dwType.getElementType();
+    mlir::Type element = rw.getF32Type();  // the accumulator's
     // Every tap is written whole by its GEMM: no zeroing of dw beyond each tap's own fill,
     // which becomes that GEMM's beta = 0.
-    Value dw = emptyTensor(rw, loc, dwType);
+    Value dw = emptyTensor(rw, loc, mlir::RankedTensorType::get(dwType.getShape(), element));
     for (int64_t k = 0; k < kernel; ++k) {
       Value acc = tap(rw, loc, dw, k);
       acc = rw.create<mlir::linalg::FillOp>(loc, scalarConstant(rw, loc, element, 0.0), acc)
@@ -359,7 +388,7 @@ struct Conv1dGradWeightAsGemms : mlir::OpRewritePattern<step::Conv1dGradWeightOp
           llvm::ArrayRef<mlir::OpFoldResult>{rw.getIndexAttr(1), rw.getIndexAttr(cin), rw.getIndexAttr(cout)},
           llvm::ArrayRef<mlir::OpFoldResult>{rw.getIndexAttr(1), rw.getIndexAttr(1), rw.getIndexAttr(1)});
     }
-    rw.replaceOp(op, dw);
+    rw.replaceOp(op, roundResult(rw, loc, dw, dwType));
     return mlir::success();
   }
 };
@@ -369,7 +398,8 @@ struct Conv1dGradWeightAsGemms : mlir::OpRewritePattern<step::Conv1dGradWeightOp
 void populateConvolutionPatterns(mlir::RewritePatternSet &patterns) {
   patterns.add<Conv1dLowering, Conv1dGradInputLowering, Conv1dGradWeightLowering>(
       patterns.getContext());
-  // Preferred when they apply (one group, f32): GEMMs over shifted row windows.
+  // Preferred when they apply (one group; f32, or bf16 in place of LowPrecisionPatterns'
+  // widening): GEMMs over shifted row windows.
   patterns.add<Conv1dAsGemms, Conv1dGradInputAsGemms, Conv1dGradWeightAsGemms>(
       patterns.getContext());
 }

@@ -7,7 +7,9 @@
 // ContractionPatterns.cpp.) This is the usual mixed-precision rule: sums of squares, running
 // maxima, log-sum-exp and long dot products lose too much in a 8- or 11-bit mantissa, while the
 // element-wise work around them stays in the narrow type. For a convolution it is exactly a
-// bf16 GEMM with f32 accumulation (a product of two bf16 values is exact in f32). The interpreter computes these ops in
+// bf16 GEMM with f32 accumulation (a product of two bf16 values is exact in f32); a convolution
+// the GEMM path takes (one group, bf16 operands: ConvolutionPatterns.cpp, a higher benefit) is
+// lowered to bf16 GEMMs directly, the same numbers without the widened copies. The interpreter computes these ops in
 // double and rounds the result to the op's type, which f32 matches to well within bf16 / f16
 // rounding.
 //
