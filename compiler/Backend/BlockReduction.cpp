@@ -34,19 +34,25 @@ std::optional<Kind> reductionKind(mlir::Operation *op) {
   return std::nullopt;
 }
 
-mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc, Kind kind, mlir::Type type) {
+namespace {
+
+double identityOf(Kind kind) {
   // Exact identities: -0 + x is x for every x (+0 would turn -0 into +0), and maxnum/minnum
   // return the other operand for NaN (±inf would turn an all-NaN row into ±inf).
   double inf = std::numeric_limits<double>::infinity();
-  double value = -0.0;
   switch (kind) {
-    case Kind::MUL: value = 1; break;
-    case Kind::MAXIMUMF: value = -inf; break;
-    case Kind::MINIMUMF: value = inf; break;
-    case Kind::MAXNUMF: case Kind::MINNUMF: value = std::numeric_limits<double>::quiet_NaN(); break;
-    default: break;
+    case Kind::MUL: return 1;
+    case Kind::MAXIMUMF: return -inf;
+    case Kind::MINIMUMF: return inf;
+    case Kind::MAXNUMF: case Kind::MINNUMF: return std::numeric_limits<double>::quiet_NaN();
+    default: return -0.0;
   }
-  return b.create<ar::ConstantOp>(loc, b.getFloatAttr(type, value));
+}
+
+}  // namespace
+
+mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc, Kind kind, mlir::Type type) {
+  return b.create<ar::ConstantOp>(loc, b.getFloatAttr(type, identityOf(kind)));
 }
 
 mlir::Value combine(mlir::OpBuilder &b, mlir::Location loc, Kind kind, mlir::Value lhs,
@@ -67,6 +73,66 @@ mlir::Value product(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<mlir:
   mlir::Value p = b.create<ar::ConstantIndexOp>(loc, 1);
   for (mlir::Value s : sizes) p = b.create<ar::MulIOp>(loc, p, s);
   return p;
+}
+
+// A single row at least this long is split over the grid (see BlockReduction.h).
+constexpr int64_t kSplitLength = 1 << 16;
+constexpr int64_t kMaxPartials = 1056;
+constexpr int64_t kFinishThreads = 256;
+
+// The device buffer of `fn`'s per-block partials, every entry the identity between launches.
+mlir::memref::GlobalOp partialsOf(mlir::gpu::GPUFuncOp fn, Kind kind, int64_t count) {
+  auto module = fn->getParentOfType<mlir::gpu::GPUModuleOp>();
+  mlir::OpBuilder b(module.getBody(), module.getBody()->begin());
+  auto type = mlir::MemRefType::get({count}, b.getF32Type());
+  auto init = mlir::DenseElementsAttr::get(
+      mlir::RankedTensorType::get({count}, b.getF32Type()),
+      llvm::APFloat(static_cast<float>(identityOf(kind))));
+  return b.create<mlir::memref::GlobalOp>(fn.getLoc(), (fn.getName() + "_partials").str(),
+                                          b.getStringAttr("private"), type, init,
+                                          /*constant=*/false, /*alignment=*/nullptr);
+}
+
+// The second kernel of a split row: one block combines the partials (resetting them to the
+// identity for the next launch) and thread 0 folds the total into the output element, at
+// `indices` (constants) of the argument `out`.
+mlir::gpu::GPUFuncOp finishKernel(mlir::gpu::GPUFuncOp fn, mlir::memref::GlobalOp partials,
+                                  Kind kind, unsigned out, llvm::ArrayRef<int64_t> indices) {
+  mlir::Location loc = fn.getLoc();
+  mlir::OpBuilder b(fn);
+  b.setInsertionPointAfter(fn);
+  auto finish = b.create<mlir::gpu::GPUFuncOp>(loc, (fn.getName() + "_finish").str(),
+                                               fn.getFunctionType());
+  finish->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  b.setInsertionPointToStart(&finish.getBody().front());
+  mlir::Value tid = b.create<mlir::gpu::ThreadIdOp>(loc, mlir::gpu::Dimension::x);
+  mlir::Value threads = b.create<mlir::gpu::BlockDimOp>(loc, mlir::gpu::Dimension::x);
+  mlir::Value buffer = b.create<mlir::memref::GetGlobalOp>(loc, partials.getType(), partials.getSymName());
+  mlir::Value identity = reductionIdentity(b, loc, kind, b.getF32Type());
+  mlir::Value count = b.create<ar::ConstantIndexOp>(loc, partials.getType().getDimSize(0));
+  auto loop = b.create<mlir::scf::ForOp>(
+      loc, tid, count, threads, mlir::ValueRange{identity},
+      [&](mlir::OpBuilder &lb, mlir::Location l, mlir::Value i, mlir::ValueRange acc) {
+        mlir::Value v = lb.create<mlir::memref::LoadOp>(l, buffer, i);
+        lb.create<mlir::memref::StoreOp>(l, identity, buffer, i);
+        lb.create<mlir::scf::YieldOp>(l, combine(lb, l, kind, acc[0], v));
+      });
+  auto total = b.create<mlir::gpu::AllReduceOp>(
+      loc, loop.getResult(0), mlir::gpu::AllReduceOperationAttr::get(b.getContext(), kind),
+      /*uniform=*/true);
+  mlir::Value first = b.create<ar::CmpIOp>(loc, ar::CmpIPredicate::eq, tid,
+                                           b.create<ar::ConstantIndexOp>(loc, 0));
+  auto owner = b.create<mlir::scf::IfOp>(loc, first, /*withElseRegion=*/false);
+  owner->setAttr(kBlockOwnerAttr, b.getUnitAttr());
+  b.setInsertionPointToStart(owner.thenBlock());
+  llvm::SmallVector<mlir::Value> at;
+  for (int64_t i : indices) at.push_back(b.create<ar::ConstantIndexOp>(loc, i));
+  mlir::Value target = finish.getArgument(out);
+  mlir::Value old = b.create<mlir::memref::LoadOp>(loc, target, at);
+  b.create<mlir::memref::StoreOp>(loc, combine(b, loc, kind, total.getResult(), old), target, at);
+  b.setInsertionPointToEnd(&finish.getBody().front());
+  b.create<mlir::gpu::ReturnOp>(loc);
+  return finish;
 }
 
 }  // namespace
@@ -94,6 +160,20 @@ std::optional<BlockReductionLaunch> mapBlockReduction(mlir::OpBuilder &b,
     n = (extent == mlir::ShapedType::kDynamic || n < 0) ? -1 : n * extent;
   }
   if (staticR >= 0 && staticR < 32) return std::nullopt;  // a thread per row does as well
+
+  // One long row (a whole tensor's sum): over the grid, when its output is a kernel argument
+  // with constant indices.
+  auto fn = op->getParentOfType<mlir::gpu::GPUFuncOp>();
+  mlir::OpOperand *init = op.getDpsInitOperand(0);
+  auto outArg = llvm::dyn_cast<mlir::BlockArgument>(init->get());
+  bool splitRow = gridRows && staticRows == 1 && staticR >= kSplitLength && fn && outArg &&
+                  outArg.getOwner() == &fn.getBody().front();
+  llvm::SmallVector<int64_t> outIndices;
+  if (splitRow) {
+    llvm::SmallVector<int64_t> zeros(op.getMatchingIndexingMap(init).getNumDims(), 0);
+    outIndices = llvm::to_vector(op.getMatchingIndexingMap(init).compose(zeros));
+  }
+  int64_t partialCount = splitRow ? std::min<int64_t>(kMaxPartials, staticR / 1024) : 0;
 
   mlir::Location loc = op.getLoc();
   b.setInsertionPoint(op);
@@ -123,7 +203,7 @@ std::optional<BlockReductionLaunch> mapBlockReduction(mlir::OpBuilder &b,
   };
 
   mlir::Value firstRow = zero, rowStride = one;
-  if (gridRows) {
+  if (gridRows && !splitRow) {
     firstRow = b.create<mlir::gpu::BlockIdOp>(loc, mlir::gpu::Dimension::x);
     rowStride = b.create<mlir::gpu::GridDimOp>(loc, mlir::gpu::Dimension::x);
   }
@@ -131,7 +211,17 @@ std::optional<BlockReductionLaunch> mapBlockReduction(mlir::OpBuilder &b,
   b.setInsertionPointToStart(rowLoop.getBody());
   auto rowIvs = split(b, loc, rowLoop.getInductionVar(), parallelSizes);
   mlir::Value identity = reductionIdentity(b, loc, *kind, out.getType());
-  auto elementLoop = b.create<mlir::scf::ForOp>(loc, tid, length, threads, mlir::ValueRange{identity});
+  // Thread t takes elements t, t + blockDim, ...; with a split row, the grid's threads share
+  // the row the same way (block b from b · blockDim).
+  mlir::Value firstElement = tid, elementStride = threads, block;
+  if (splitRow) {
+    block = b.create<mlir::gpu::BlockIdOp>(loc, mlir::gpu::Dimension::x);
+    mlir::Value blocks = b.create<mlir::gpu::GridDimOp>(loc, mlir::gpu::Dimension::x);
+    firstElement = b.create<ar::AddIOp>(loc, b.create<ar::MulIOp>(loc, block, threads), tid);
+    elementStride = b.create<ar::MulIOp>(loc, blocks, threads);
+  }
+  auto elementLoop = b.create<mlir::scf::ForOp>(loc, firstElement, length, elementStride,
+                                                mlir::ValueRange{identity});
   {
     mlir::OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(elementLoop.getBody());
@@ -162,14 +252,29 @@ std::optional<BlockReductionLaunch> mapBlockReduction(mlir::OpBuilder &b,
   auto owner = b.create<mlir::scf::IfOp>(loc, first, /*withElseRegion=*/false);
   owner->setAttr(kBlockOwnerAttr, b.getUnitAttr());
   b.setInsertionPointToStart(owner.thenBlock());
+  BlockReductionLaunch launch;
+  if (splitRow) {
+    // The block's total goes to its partial (folded in, so that emulated threads, each with
+    // its own partial, add up too); the finish kernel does the rest.
+    auto partials = partialsOf(fn, *kind, partialCount);
+    mlir::Value buffer = b.create<mlir::memref::GetGlobalOp>(loc, partials.getType(),
+                                                             partials.getSymName());
+    mlir::Value old = b.create<mlir::memref::LoadOp>(loc, buffer, block);
+    b.create<mlir::memref::StoreOp>(loc, combine(b, loc, *kind, total.getResult(), old), buffer,
+                                    block);
+    launch.finish = finishKernel(fn, partials, *kind, outArg.getArgNumber(), outIndices);
+    launch.finishThreads = kFinishThreads;
+    launch.threads = 256;
+    launch.rows = partialCount;
+    op->erase();
+    return launch;
+  }
   llvm::SmallVector<mlir::Value> zeros(reductionSizes.size(), zero);
-  mlir::OpOperand *init = op.getDpsInitOperand(0);
   auto indices = at(b, op.getMatchingIndexingMap(init), merge(rowIvs, zeros));
   mlir::Value old = b.create<mlir::memref::LoadOp>(loc, init->get(), indices);
   mlir::Value folded = combine(b, loc, *kind, total.getResult(), old);
   b.create<mlir::memref::StoreOp>(loc, folded, init->get(), indices);
   op->erase();
-  BlockReductionLaunch launch;
   launch.threads = staticR < 0 ? 256 : std::min<int64_t>(256, (staticR + 31) / 32 * 32);
   launch.rows = gridRows ? staticRows : 1;
   return launch;

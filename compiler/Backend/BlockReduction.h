@@ -10,6 +10,14 @@
 // `scf.if` is marked `step.block_owner`, so --step-emulate-gpu can run the threads one after
 // another (each folding its own partial in).
 //
+// A single row of 2^16 elements or more (the sum of squares of a whole gradient, a loss's
+// mean) would leave all but one SM idle. It is split over the grid instead: the grid's threads
+// take its elements in turn, each block folds its total into its entry of a device buffer of
+// partials (`@<kernel>_partials`, a memref.global of the kernel module holding the identity),
+// and a second kernel, `<kernel>_finish`, launched right after, combines the partials in a
+// fixed order (the same result every run, unlike atomics), puts the identity back and folds
+// the total into the output.
+//
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_COMPILER_BACKEND_BLOCKREDUCTION_H
 #define STEPC_COMPILER_BACKEND_BLOCKREDUCTION_H
@@ -29,6 +37,10 @@ inline constexpr llvm::StringLiteral kBlockOwnerAttr = "step.block_owner";
 struct BlockReductionLaunch {
   int64_t threads = 0;
   int64_t rows = 1;
+  // A split row: the kernel leaves a partial per block; this kernel (one block of
+  // finishThreads threads, the same arguments) combines them into the output after it.
+  mlir::gpu::GPUFuncOp finish;
+  int64_t finishThreads = 0;
 };
 
 // Replaces `op` by the block-shared reduction above; std::nullopt (nothing changed) when `op`

@@ -55,6 +55,14 @@ struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
     llvm::DenseMap<mlir::Operation *, mlir::func::FuncOp> emulated;
     llvm::DenseSet<mlir::Operation *> lockstep;  // emulated functions that run a whole block
     for (auto gpuModule : llvm::to_vector(module.getOps<mlir::gpu::GPUModuleOp>())) {
+      // Device globals (a split row's partials) become host globals of the same name.
+      for (auto global : llvm::to_vector(gpuModule.getOps<mlir::memref::GlobalOp>())) {
+        if (module.lookupSymbol(global.getSymName())) {
+          global.emitError("--step-emulate-gpu: the host module has a symbol of this name");
+          return signalPassFailure();
+        }
+        global->moveBefore(gpuModule);
+      }
       for (auto fn : gpuModule.getOps<mlir::gpu::GPUFuncOp>()) {
         llvm::SmallVector<mlir::Type> types(fn.getArgumentTypes());
         types.append({index, index, index, index});  // block id, thread id, block size, grid size

@@ -17,7 +17,8 @@
 //   - a kernel that reduces along its innermost loop (row sums, norms, softmax, the gradient
 //     norm) takes its tile's rows one after another (untiled: the rows spread over the grid's
 //     blocks), each shared by the block's threads and combined with gpu.all_reduce
-//     (BlockReduction.h); a block has 256 threads then, fewer for a short row;
+//     (BlockReduction.h); a block has 256 threads then, fewer for a short row; a single long
+//     row is split over the grid, with a second kernel combining the blocks' partials;
 //   - another kernel without a parallel loop runs in thread 0.
 // The block size is the tile's parallel element count rounded up to a warp, at most 256. Each
 // gpu.func carries it as `known_block_size` (NVVM's maxntid), so ptxas budgets registers for
@@ -185,6 +186,8 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
     struct Launch {
       mlir::gpu::GPUFuncOp fn;
       int64_t blocks, threads;
+      mlir::gpu::GPUFuncOp finish = {};  // a split row's second kernel (one block)
+      int64_t finishThreads = 0;
     };
     llvm::DenseMap<mlir::StringAttr, Launch> launches;
     mlir::IRRewriter rewriter(ctx);
@@ -219,7 +222,9 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
           int64_t gridBlocks = *blocks;
           if (*blocks == 1)
             gridBlocks = r->rows < 0 ? kMaxGridBlocks : std::clamp<int64_t>(r->rows, 1, kMaxGridBlocks);
-          launches[kernel.getSymNameAttr()] = {fn, gridBlocks, r->threads};
+          if (r->finish) gridBlocks = r->rows;  // one block per partial
+          launches[kernel.getSymNameAttr()] = {fn, gridBlocks, r->threads, r->finish,
+                                               r->finishThreads};
           continue;
         }
       }
@@ -250,8 +255,12 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
     module.walk([&](mlir::func::CallOp call) {
       if (launches.count(call.getCalleeAttr().getAttr())) calls.push_back(call);
     });
-    for (auto &[name, l] : launches)
+    for (auto &[name, l] : launches) {
       l.fn.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({static_cast<int32_t>(l.threads), 1, 1}));
+      if (l.finish)
+        l.finish.setKnownBlockSizeAttr(
+            b.getDenseI32ArrayAttr({static_cast<int32_t>(l.finishThreads), 1, 1}));
+    }
     for (mlir::func::CallOp call : calls) {
       const Launch &l = launches[call.getCalleeAttr().getAttr()];
       b.setInsertionPoint(call);
@@ -262,6 +271,11 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
       b.create<mlir::gpu::LaunchFuncOp>(
           call.getLoc(), l.fn, mlir::gpu::KernelDim3{c(l.blocks), one, one},
           mlir::gpu::KernelDim3{c(l.threads), one, one}, mlir::Value(), call.getOperands());
+      if (l.finish)
+        b.create<mlir::gpu::LaunchFuncOp>(
+            call.getLoc(), l.finish, mlir::gpu::KernelDim3{one, one, one},
+            mlir::gpu::KernelDim3{c(l.finishThreads), one, one}, mlir::Value(),
+            call.getOperands());
       call.erase();
     }
     for (auto kernel : llvm::to_vector(module.getOps<mlir::func::FuncOp>()))
