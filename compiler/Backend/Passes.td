@@ -33,6 +33,11 @@ def FuseElementwise : Pass<"step-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def SinkFills : Pass<"step-sink-fills", "mlir::ModuleOp"> {
+  let summary = "Moves each fill of a local buffer down to just before the first op that touches the buffer";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def ContractionsToLibrary : Pass<"step-contractions-to-library", "mlir::ModuleOp"> {
   let summary = "Replaces bufferized f32 contractions by calls to the GEMM interface (runtime/Gemm.h)";
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

@@ -27,7 +27,7 @@ llvm::StringRef buffersPipeline() {
          "function-boundary-type-conversion=identity-layout-map},"
          "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
          "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
-         "step-contractions-to-library,step-gemm-epilogues,canonicalize,step-outline-kernels,"
+         "step-sink-fills,step-contractions-to-library,step-gemm-epilogues,canonicalize,step-outline-kernels,"
          "step-tile-kernels,step-plan-memory";
 }
 
