@@ -55,7 +55,7 @@ ABSL_FLAG(std::string, cpu, "native",
           "`compile`: the CPU to generate code for (native, or an LLVM CPU name like x86-64-v3)");
 ABSL_FLAG(std::string, target, "cpu",
           "`compile`: cpu (a native executable), cuda (an executable with a CUDA step and the "
-          "CPU step it falls back to; --emit=gpu and --emit=ptx show the kernels) or "
+          "CPU step it falls back to; --emit=gpu, --emit=ptx and --emit=llvm show its stages) or "
           "cuda-emulated (a CPU executable running the CUDA kernels' blocks and threads one "
           "after another: checks the GPU mapping's numbers without a GPU)");
 ABSL_FLAG(std::string, gpu_arch, "sm_90", "`compile --target=cuda`: the NVIDIA architecture");
@@ -95,9 +95,10 @@ Usage:
       (default: the model's name). Run `NAME --help`: NAME train / eval / info.
   stepc compile MODEL.mlir --emit=STAGE [-o FILE] [--dump-phases-to=DIR] [training flags] ...
       Print the IR at STAGE instead. Every printed stage parses back in (stepc-opt FILE).
-  stepc compile MODEL.mlir --target=cuda --emit=gpu|ptx [--gpu-arch=sm_90] [-o FILE] ...
+  stepc compile MODEL.mlir --target=cuda --emit=gpu|ptx|llvm [--gpu-arch=sm_90] [-o FILE] ...
       The CUDA mapping of the same kernels: the `gpu` stage (gpu.func kernels launched by the
-      host plan) or the kernels' PTX. Without --emit, --target=cuda builds an executable with a
+      host plan), the kernels' PTX, or the CUDA step's host module in LLVM dialect (the
+      kernels embedded as cubin and PTX). Without --emit, --target=cuda builds an executable with a
       CUDA step (and the CPU step: `NAME train --device=auto` uses the GPU when there is one);
       --target=cuda-emulated builds a CPU executable that runs the CUDA kernels' blocks and
       threads one after another, to check their numbers without a GPU.
@@ -378,9 +379,10 @@ int main(int argc, char **argv) {
   std::string target = absl::GetFlag(FLAGS_target);
   if (target != "cpu" && target != "cuda" && target != "cuda-emulated")
     return fail("--target expects cpu, cuda or cuda-emulated, found '" + target + "'");
-  // The CUDA stages follow `buffers`; --emit=gpu / ptx ask for them.
+  // The CUDA stages follow `buffers`; --emit=gpu / ptx ask for them, and --emit=llvm with
+  // --target=cuda for the CUDA step's host module (LLVM dialect, the kernels embedded).
   std::string gpuEmit;
-  if (emitFlag == "gpu" || emitFlag == "ptx") {
+  if (emitFlag == "gpu" || emitFlag == "ptx" || (target == "cuda" && emitFlag == "llvm")) {
     target = "cuda";
     gpuEmit = emitFlag;
     emitFlag = "buffers";
@@ -473,6 +475,15 @@ int main(int argc, char **argv) {
   if (!gpuEmit.empty()) {
     if (failed(stepc::backend::runPipeline(*module, stepc::backend::gpuPipeline()))) return 1;
     if (gpuEmit == "gpu") return writeModule(*module, output.empty() ? "-" : output) ? 0 : 1;
+    if (gpuEmit == "llvm") {
+      std::string chip = absl::GetFlag(FLAGS_gpu_arch);
+      if (!llvm::StringRef(chip).starts_with("sm_"))
+        return fail("--gpu-arch expects an NVIDIA architecture like sm_90, found '" + chip + "'");
+      if (failed(stepc::backend::runPipeline(*module,
+                                             stepc::backend::cudaExecutablePipeline(chip))))
+        return 1;
+      return writeModule(*module, output.empty() ? "-" : output) ? 0 : 1;
+    }
     auto ptx = stepc::backend::emitPtx(*module, absl::GetFlag(FLAGS_gpu_arch));
     if (failed(ptx)) return 1;
     std::string error;
