@@ -11,9 +11,10 @@
 // instead, which checks which elements each thread takes (up to the order of the sum), not the
 // shuffles of --step-lower-gpu-reductions.
 //
-// A kernel with barriers or shuffles at its top level (the block scan, BlockScan.h) runs in
-// lock-step instead, once per block: its body is cut at the barriers into phases, and each
-// phase is a loop over the block's threads. A shuffle is a store of each thread's value to a
+// A kernel with barriers or shuffles (the block scan, BlockScan.h; block reductions after
+// --step-lower-gpu-reductions) runs in lock-step instead, once per block: its body is cut at
+// the barriers into phases, and each phase is a loop over the block's threads
+// (EmulateLockstep.h). A shuffle is a store of each thread's value to a
 // block buffer, a barrier, a load of the source lane's (its own when the source is out of
 // range, as PTX's shfl does), and a barrier. Values a later phase uses are kept per thread.
 // The workgroup buffers are the block's. So this checks the threads' exchanges as well.
@@ -113,7 +114,9 @@ struct EmulateGpuPass : impl::EmulateGpuBase<EmulateGpuPass> {
           // A block reduction (BlockReduction.h): run one thread at a time, each thread folds
           // its own partial into the output, so the all_reduce is the partial itself, the
           // barriers are moot and every thread owns the write.
-          if (op->hasAttr(kBlockOwnerAttr)) {
+          if (lockstep.contains(cpu.getOperation())) {
+            // Lowered reductions (emitLockstep refused all_reduce): thread 0 owns the write.
+          } else if (op->hasAttr(kBlockOwnerAttr)) {
             op->setOperand(0, always);
             return;
           }

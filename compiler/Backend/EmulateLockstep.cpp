@@ -15,21 +15,181 @@ namespace stepc::backend {
 
 namespace ar = mlir::arith;
 
-bool needsLockstep(mlir::gpu::GPUFuncOp fn) {
-  for (mlir::Operation &op : fn.getBody().front())
-    if (llvm::isa<mlir::gpu::BarrierOp, mlir::gpu::ShuffleOp>(op)) return true;
-  return false;
+namespace {
+
+bool synchronises(mlir::Operation *op) {
+  bool found = false;
+  op->walk([&](mlir::Operation *inner) {
+    found |= llvm::isa<mlir::gpu::BarrierOp, mlir::gpu::ShuffleOp>(inner);
+  });
+  return found;
 }
+
+bool isConstant(mlir::Operation &op) {
+  return op.hasTrait<mlir::OpTrait::ConstantLike>() && op.getNumOperands() == 0;
+}
+
+// The lock-step body of one kernel. Ops are either per-thread (run inside a phase's loop over
+// the threads) or structural: an scf.for or scf.if without results that holds a barrier,
+// whose bounds or condition are the same for every thread (stepc's row loops are), run once,
+// with phases inside. A phase is a maximal run of per-thread ops of one block between
+// barriers and structural ops.
+class Lockstep {
+ public:
+  Lockstep(mlir::OpBuilder &top, mlir::IRMapping &uniform, mlir::Value threads, mlir::Location loc)
+      : top_(top), uniform_(uniform), threads_(threads), loc_(loc) {}
+
+  // Numbers the phases, hoists constants to the top, and gives a per-thread slot to each value
+  // used outside its phase.
+  mlir::LogicalResult prepare(mlir::Block &block) {
+    if (failed(number(block))) return mlir::failure();
+    for (mlir::Operation *op : order_) {
+      int phase = phaseOf_.lookup(op);
+      for (mlir::Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(), [&](mlir::Operation *user) {
+              mlir::Operation *at = op->getBlock()->findAncestorOpInBlock(*user);
+              auto it = phaseOf_.find(at);
+              return it == phaseOf_.end() || it->second != phase;
+            }))
+          slots_[result] = top_.create<mlir::memref::AllocaOp>(
+              loc_, mlir::MemRefType::get({mlir::ShapedType::kDynamic}, result.getType()),
+              mlir::ValueRange{threads_});
+    }
+    return mlir::success();
+  }
+
+  mlir::LogicalResult emit(mlir::OpBuilder &b, mlir::Block &block) {
+    llvm::SmallVector<mlir::Operation *> phase;
+    for (mlir::Operation &op : block) {
+      if (op.hasTrait<mlir::OpTrait::IsTerminator>() || isConstant(op)) continue;
+      if (phaseOf_.count(&op)) {
+        phase.push_back(&op);
+        continue;
+      }
+      emitPhase(b, phase);
+      phase.clear();
+      if (llvm::isa<mlir::gpu::BarrierOp>(op)) continue;
+      if (failed(emitStructural(b, op))) return mlir::failure();
+    }
+    emitPhase(b, phase);
+    return mlir::success();
+  }
+
+ private:
+  mlir::LogicalResult number(mlir::Block &block) {
+    int phase = next_++;
+    for (mlir::Operation &op : block) {
+      if (op.hasTrait<mlir::OpTrait::IsTerminator>()) continue;
+      if (llvm::isa<mlir::gpu::BarrierOp>(op)) {
+        phase = next_++;
+        continue;
+      }
+      if (isConstant(op)) {
+        top_.clone(op, uniform_);
+        continue;
+      }
+      if (synchronises(&op)) {
+        if (!llvm::isa<mlir::scf::ForOp, mlir::scf::IfOp>(op) || op.getNumResults() != 0)
+          return op.emitError("--step-emulate-gpu runs barriers and shuffles at a kernel's top "
+                              "level or in scf.for / scf.if without results, only");
+        for (mlir::Region &region : op.getRegions())
+          for (mlir::Block &inner : region)
+            if (failed(number(inner))) return mlir::failure();
+        phase = next_++;
+        continue;
+      }
+      phaseOf_[&op] = phase;
+      order_.push_back(&op);
+    }
+    return mlir::success();
+  }
+
+  // A bound or condition of a structural op: the same for every thread, so thread 0's.
+  mlir::Value uniformValue(mlir::OpBuilder &b, mlir::Value v) {
+    if (mlir::Value mapped = uniform_.lookupOrNull(v)) return mapped;
+    auto it = slots_.find(v);
+    if (it == slots_.end()) return {};
+    return b.create<mlir::memref::LoadOp>(loc_, it->second,
+                                          b.create<mlir::arith::ConstantIndexOp>(loc_, 0).getResult())
+        .getResult();
+  }
+
+  mlir::LogicalResult emitStructural(mlir::OpBuilder &b, mlir::Operation &op) {
+    if (auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op)) {
+      mlir::Value lb = uniformValue(b, loop.getLowerBound()),
+                  ub = uniformValue(b, loop.getUpperBound()), step = uniformValue(b, loop.getStep());
+      if (!lb || !ub || !step || loop.getNumRegionIterArgs() != 0)
+        return op.emitError("--step-emulate-gpu: a loop around a barrier needs known bounds and "
+                            "no loop-carried values");
+      auto copy = b.create<mlir::scf::ForOp>(loc_, lb, ub, step);
+      uniform_.map(loop.getInductionVar(), copy.getInductionVar());
+      mlir::OpBuilder inner = mlir::OpBuilder::atBlockTerminator(copy.getBody());
+      return emit(inner, *loop.getBody());
+    }
+    auto branch = llvm::cast<mlir::scf::IfOp>(op);
+    mlir::Value condition = uniformValue(b, branch.getCondition());
+    if (!condition)
+      return op.emitError("--step-emulate-gpu: an scf.if around a barrier needs a known condition");
+    bool otherwise = !branch.getElseRegion().empty();
+    auto copy = b.create<mlir::scf::IfOp>(loc_, condition, otherwise);
+    mlir::OpBuilder thenBuilder = mlir::OpBuilder::atBlockTerminator(copy.thenBlock());
+    if (failed(emit(thenBuilder, *branch.thenBlock()))) return mlir::failure();
+    if (!otherwise) return mlir::success();
+    mlir::OpBuilder elseBuilder = mlir::OpBuilder::atBlockTerminator(copy.elseBlock());
+    return emit(elseBuilder, *branch.elseBlock());
+  }
+
+  // The phase's ops in a loop over the threads: values from other phases come from their
+  // slots, and the phase's own values that others use go to theirs.
+  void emitPhase(mlir::OpBuilder &b, llvm::ArrayRef<mlir::Operation *> ops) {
+    if (ops.empty()) return;
+    mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc_, 0);
+    mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc_, 1);
+    auto loop = b.create<mlir::scf::ForOp>(loc_, zero, threads_, one);
+    loop->setAttr(kEmulatedThreadsAttr, b.getUnitAttr());
+    mlir::OpBuilder lb = mlir::OpBuilder::atBlockTerminator(loop.getBody());
+    mlir::Value thread = loop.getInductionVar();
+    mlir::IRMapping local = uniform_;
+    llvm::SmallPtrSet<mlir::Operation *, 16> here(ops.begin(), ops.end());
+    for (mlir::Operation *op : ops)
+      op->walk([&](mlir::Operation *inner) {
+        for (mlir::Value operand : inner->getOperands()) {
+          auto it = slots_.find(operand);
+          if (it == slots_.end() || here.contains(operand.getDefiningOp()) ||
+              local.contains(operand))
+            continue;
+          local.map(operand, lb.create<mlir::memref::LoadOp>(loc_, it->second, thread).getResult());
+        }
+      });
+    for (mlir::Operation *op : ops) {
+      lb.clone(*op, local);
+      for (mlir::Value result : op->getResults())
+        if (auto it = slots_.find(result); it != slots_.end())
+          lb.create<mlir::memref::StoreOp>(loc_, local.lookup(result), it->second, thread);
+    }
+  }
+
+  mlir::OpBuilder &top_;
+  mlir::IRMapping &uniform_;
+  mlir::Value threads_;
+  mlir::Location loc_;
+  llvm::DenseMap<mlir::Operation *, int> phaseOf_;
+  llvm::SmallVector<mlir::Operation *> order_;  // the per-thread ops, in program order
+  llvm::MapVector<mlir::Value, mlir::Value> slots_;
+  int next_ = 0;
+};
+
+}  // namespace
+
+bool needsLockstep(mlir::gpu::GPUFuncOp fn) { return synchronises(fn); }
 
 mlir::LogicalResult expandShuffles(mlir::gpu::GPUFuncOp fn) {
   llvm::SmallVector<mlir::gpu::ShuffleOp> shuffles;
   bool bad = false;
   fn.walk([&](mlir::gpu::ShuffleOp op) {
     llvm::APInt width;
-    if (op->getParentOp() != fn || !mlir::matchPattern(op.getWidth(), mlir::m_ConstantInt(&width)) ||
-        width != 32) {
-      op.emitError("--step-emulate-gpu runs shuffles of whole warps (width 32) at a kernel's top "
-                   "level only");
+    if (!mlir::matchPattern(op.getWidth(), mlir::m_ConstantInt(&width)) || width != 32) {
+      op.emitError("--step-emulate-gpu runs shuffles of whole warps (width 32) only");
       bad = true;
     }
     shuffles.push_back(op);
@@ -80,73 +240,18 @@ mlir::LogicalResult emitLockstep(mlir::OpBuilder &b, mlir::gpu::GPUFuncOp fn, ml
   mlir::Location loc = fn.getLoc();
   if (!fn.getPrivateAttributions().empty())
     return fn.emitError("--step-emulate-gpu does not run private buffers in lock-step");
+  if (fn.walk([](mlir::gpu::AllReduceOp) { return mlir::WalkResult::interrupt(); }).wasInterrupted())
+    return fn.emitError("--step-emulate-gpu runs a kernel with barriers in lock-step, and then "
+                        "its block reductions must be lowered (--step-lower-gpu-reductions)");
   for (mlir::BlockArgument buffer : fn.getWorkgroupAttributions()) {
     auto type = llvm::cast<mlir::MemRefType>(buffer.getType());
     if (!type.hasStaticShape()) return fn.emitError("a workgroup buffer of dynamic shape");
     map.map(buffer, b.create<mlir::memref::AllocaOp>(
                         loc, mlir::MemRefType::get(type.getShape(), type.getElementType())));
   }
-  // Phases between barriers; constants first, where they dominate every phase.
-  mlir::Block &body = fn.getBody().front();
-  llvm::DenseMap<mlir::Operation *, int> phaseOf;
-  llvm::SmallVector<llvm::SmallVector<mlir::Operation *>> phases(1);
-  for (mlir::Operation &op : body) {
-    if (llvm::isa<mlir::gpu::ReturnOp>(op)) continue;
-    if (llvm::isa<mlir::gpu::BarrierOp>(op)) {
-      phases.emplace_back();
-      continue;
-    }
-    bool nested = false;
-    op.walk([&](mlir::Operation *inner) {
-      nested |= inner != &op && llvm::isa<mlir::gpu::BarrierOp, mlir::gpu::ShuffleOp>(inner);
-    });
-    if (nested)
-      return op.emitError("--step-emulate-gpu runs barriers at a kernel's top level only");
-    if (op.hasTrait<mlir::OpTrait::ConstantLike>() && op.getNumOperands() == 0) {
-      b.clone(op, map);
-      continue;
-    }
-    phaseOf[&op] = static_cast<int>(phases.size()) - 1;
-    phases.back().push_back(&op);
-  }
-  // A value a later phase uses is kept per thread.
-  llvm::MapVector<mlir::Value, mlir::Value> slots;
-  auto phaseOfUse = [&](mlir::Operation *user) {
-    return phaseOf.lookup(body.findAncestorOpInBlock(*user));
-  };
-  for (auto [p, ops] : llvm::enumerate(phases))
-    for (mlir::Operation *op : ops)
-      for (mlir::Value result : op->getResults())
-        if (llvm::any_of(result.getUsers(), [&](mlir::Operation *user) {
-              return phaseOfUse(user) > static_cast<int>(p);
-            }))
-          slots[result] = b.create<mlir::memref::AllocaOp>(
-              loc, mlir::MemRefType::get({mlir::ShapedType::kDynamic}, result.getType()),
-              mlir::ValueRange{threads});
-  mlir::Value zero = b.create<ar::ConstantIndexOp>(loc, 0);
-  mlir::Value one = b.create<ar::ConstantIndexOp>(loc, 1);
-  for (auto [p, ops] : llvm::enumerate(phases)) {
-    auto loop = b.create<mlir::scf::ForOp>(loc, zero, threads, one);
-    loop->setAttr(kEmulatedThreadsAttr, b.getUnitAttr());
-    mlir::OpBuilder lb = mlir::OpBuilder::atBlockTerminator(loop.getBody());
-    mlir::Value thread = loop.getInductionVar();
-    mlir::IRMapping local = map;
-    for (auto &[value, slot] : slots) {
-      int defined = phaseOf.lookup(value.getDefiningOp());
-      if (defined < static_cast<int>(p) &&
-          llvm::any_of(value.getUsers(), [&](mlir::Operation *user) {
-            return phaseOfUse(user) == static_cast<int>(p);
-          }))
-        local.map(value, lb.create<mlir::memref::LoadOp>(loc, slot, thread).getResult());
-    }
-    for (mlir::Operation *op : ops) {
-      lb.clone(*op, local);
-      for (mlir::Value result : op->getResults())
-        if (auto it = slots.find(result); it != slots.end())
-          lb.create<mlir::memref::StoreOp>(loc, local.lookup(result), it->second, thread);
-    }
-  }
-  return mlir::success();
+  Lockstep lockstep(b, map, threads, loc);
+  if (failed(lockstep.prepare(fn.getBody().front()))) return mlir::failure();
+  return lockstep.emit(b, fn.getBody().front());
 }
 
 }  // namespace stepc::backend

@@ -1,10 +1,16 @@
 //===- EmulateLockstep.h - a GPU block's threads in lock-step on the CPU --===//
 //
-// Part of --step-emulate-gpu (EmulateGpu.cpp), for kernels whose threads exchange values at
-// their top level (gpu.barrier, gpu.shuffle: the block scan). The kernel's body is cut at its
-// barriers into phases; each phase becomes a loop over the block's threads (marked
-// `step.emulated_threads`, its induction variable the thread id), so every thread finishes a
-// phase before any starts the next, as the barrier guarantees on the GPU.
+// Part of --step-emulate-gpu (EmulateGpu.cpp), for kernels whose threads exchange values
+// (gpu.barrier, gpu.shuffle: the block scan, and block reductions once lowered by
+// --step-lower-gpu-reductions). The kernel's body is cut at its barriers into phases; each
+// phase becomes a loop over the block's threads (marked `step.emulated_threads`, its induction
+// variable the thread id), so every thread finishes a phase before any starts the next, as the
+// barrier guarantees on the GPU. Barriers may also sit in an scf.for or scf.if without results
+// whose bounds or condition are the same for all threads (a block reduction's row loop): that
+// op runs once, with phases inside.
+//
+// A shuffle is emulated with block-wide barriers around it, stronger than the GPU's exchange
+// within a warp: a race between warps that a shuffle happens to separate here goes unseen.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_COMPILER_BACKEND_EMULATELOCKSTEP_H
@@ -18,12 +24,12 @@ namespace stepc::backend {
 // The attribute on a phase's loop over the threads.
 inline constexpr llvm::StringLiteral kEmulatedThreadsAttr = "step.emulated_threads";
 
-// Whether `fn` has a barrier or a shuffle at its top level.
+// Whether `fn` has a barrier or a shuffle.
 bool needsLockstep(mlir::gpu::GPUFuncOp fn);
 
-// Rewrites each top-level full-warp (width 32) gpu.shuffle of `fn` into a store of the value
-// to a block buffer, a barrier, a load of the source lane's value and a barrier. Fails (with an
-// error) on a shuffle elsewhere or of another width.
+// Rewrites each full-warp (width 32) gpu.shuffle of `fn` into a store of the value to a block
+// buffer, a barrier, a load of the source lane's value and a barrier. Fails (with an error) on
+// a shuffle of another width.
 mlir::LogicalResult expandShuffles(mlir::gpu::GPUFuncOp fn);
 
 // Emits `fn`'s body (arguments mapped in `map`) at `b` as phases over `threads` threads; the

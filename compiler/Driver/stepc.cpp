@@ -451,10 +451,11 @@ int main(int argc, char **argv) {
     // cuda: the CUDA step is compiled from the `buffers` stage, next to the CPU step.
     if (info.phase == stepc::Phase::Buffers && target == "cuda" && buildExecutable)
       cudaModule = mlir::OwningOpRef<mlir::ModuleOp>(module->clone());
-    // cuda-emulated: the kernels as the CUDA mapping makes them, run on the CPU.
+    // cuda-emulated: the kernels as the CUDA mapping makes them (block reductions lowered to
+    // shuffles and barriers, as for the GPU), run on the CPU.
     if (info.phase == stepc::Phase::Buffers && target == "cuda-emulated" &&
         failed(stepc::backend::runPipeline(
-            *module, (stepc::backend::gpuPipeline() + ",step-emulate-gpu").str())))
+            *module, (stepc::backend::gpuPipeline() + ",step-lower-gpu-reductions,step-emulate-gpu").str())))
       return 1;
     if (!dumpDir.empty()) {
       if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
