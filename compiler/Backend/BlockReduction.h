@@ -15,8 +15,11 @@
 // take its elements in turn, each block folds its total into its entry of a device buffer of
 // partials (`@<kernel>_partials`, a memref.global of the kernel module holding the identity),
 // and a second kernel, `<kernel>_finish`, launched right after, combines the partials in a
-// fixed order (the same result every run, unlike atomics), puts the identity back and folds
-// the total into the output.
+// fixed order (strided per thread, then the block's butterfly: the same result every run,
+// unlike atomics), puts the identity back and folds the total into the output. (LLVM writes
+// an initial splat of -0 as zeros, so a sum's partials start at +0 until the first finish:
+// only a row of nothing but -0 then sums to +0.) The partials are the kernel's own global
+// state: launches of one kernel must not overlap (one stream: each is followed by its finish).
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_COMPILER_BACKEND_BLOCKREDUCTION_H

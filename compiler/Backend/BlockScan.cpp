@@ -8,12 +8,11 @@
 #include "compiler/Backend/BlockScan.h"
 
 #include "compiler/Backend/Delinearize.h"
+#include "compiler/Backend/ScanLoop.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/Matchers.h"
 
 namespace stepc::backend {
 
@@ -22,105 +21,6 @@ namespace {
 namespace ar = mlir::arith;
 constexpr int64_t kWarp = 32;
 
-// The cumsum loop's parts: x's and y's slices are base[0, ..., at, ..., 0] with the state's
-// shape (1 along `axis`); at = iv, or (trip - 1) - iv with `reverse`.
-struct Scan {
-  mlir::Value x, y, state;
-  llvm::SmallVector<int64_t> shape;  // the state's
-  int64_t axis = -1, length = 0;
-  bool reverse = false;
-};
-
-std::optional<int64_t> constantIndex(mlir::Value v) {
-  llvm::APInt value;
-  if (!mlir::matchPattern(v, mlir::m_ConstantInt(&value))) return std::nullopt;
-  return value.getSExtValue();
-}
-
-// The base of `v` if `v` is the slice described at Scan (same `at`, shape and length).
-mlir::Value sliceBase(mlir::Value v, mlir::scf::ForOp loop, mlir::Value at,
-                      llvm::ArrayRef<int64_t> shape, int64_t length, int64_t &axis) {
-  auto view = v.getDefiningOp<mlir::memref::SubViewOp>();
-  if (!view || view->getBlock() != loop.getBody() ||
-      !loop.isDefinedOutsideOfLoop(view.getSource()))
-    return {};
-  auto base = llvm::cast<mlir::MemRefType>(view.getSource().getType());
-  if (base.getRank() != static_cast<int64_t>(shape.size()) || !base.getElementType().isF32() ||
-      !base.hasStaticShape() || view.getType().getRank() != base.getRank())
-    return {};
-  int64_t found = -1;
-  for (auto [d, offset] : llvm::enumerate(view.getMixedOffsets())) {
-    if (auto value = llvm::dyn_cast<mlir::Value>(offset)) {
-      if (value != at || found >= 0) return {};
-      found = static_cast<int64_t>(d);
-    } else if (mlir::getConstantIntValue(offset) != 0) {
-      return {};
-    }
-  }
-  if (found < 0 || (axis >= 0 && found != axis)) return {};
-  for (int64_t d = 0; d < base.getRank(); ++d)
-    if (view.getStaticSizes()[d] != shape[d] || view.getStaticStrides()[d] != 1 ||
-        base.getDimSize(d) != (d == found ? length : shape[d]))
-      return {};
-  axis = found;
-  return view.getSource();
-}
-
-std::optional<Scan> matchScan(mlir::scf::ForOp loop) {
-  auto lb = constantIndex(loop.getLowerBound()), ub = constantIndex(loop.getUpperBound()),
-       step = constantIndex(loop.getStep());
-  if (lb != 0 || step != 1 || !ub || *ub <= 0 || loop.getNumResults() != 0) return std::nullopt;
-  mlir::linalg::GenericOp add;
-  mlir::linalg::CopyOp copy;
-  for (mlir::Operation &op : loop.getBody()->without_terminator()) {
-    if (auto g = llvm::dyn_cast<mlir::linalg::GenericOp>(op)) {
-      if (add) return std::nullopt;
-      add = g;
-    } else if (auto c = llvm::dyn_cast<mlir::linalg::CopyOp>(op)) {
-      if (copy) return std::nullopt;
-      copy = c;
-    } else if (!llvm::isa<mlir::memref::SubViewOp, ar::SubIOp, ar::ConstantOp>(op)) {
-      return std::nullopt;
-    }
-  }
-  if (!add || !copy || !add->isBeforeInBlock(copy) || add.getNumDpsInputs() != 1 ||
-      add.getNumDpsInits() != 1 || add.getNumReductionLoops() != 0 ||
-      !llvm::all_of(add.getIndexingMapsArray(), [](mlir::AffineMap m) { return m.isIdentity(); }))
-    return std::nullopt;
-  // The body: yield(addf(in, out)), either order.
-  mlir::Block *body = add.getBody();
-  auto yield = llvm::cast<mlir::linalg::YieldOp>(body->getTerminator());
-  auto sum = yield.getNumOperands() == 1 ? yield.getOperand(0).getDefiningOp<ar::AddFOp>()
-                                         : ar::AddFOp();
-  if (!sum || body->getOperations().size() != 2) return std::nullopt;
-  llvm::SmallPtrSet<mlir::Value, 2> operands{sum.getLhs(), sum.getRhs()};
-  if (!operands.contains(body->getArgument(0)) || !operands.contains(body->getArgument(1)))
-    return std::nullopt;
-
-  Scan scan;
-  scan.length = *ub;
-  scan.state = add.getDpsInits()[0];
-  auto stateType = llvm::dyn_cast<mlir::MemRefType>(scan.state.getType());
-  if (!stateType || !stateType.hasStaticShape() || !stateType.getElementType().isF32() ||
-      !loop.isDefinedOutsideOfLoop(scan.state) || copy.getDpsInputs()[0] != scan.state)
-    return std::nullopt;
-  scan.shape.assign(stateType.getShape().begin(), stateType.getShape().end());
-  // The position: the slice's one dynamic offset.
-  auto view = add.getDpsInputs()[0].getDefiningOp<mlir::memref::SubViewOp>();
-  if (!view || view.getOffsets().size() != 1) return std::nullopt;
-  mlir::Value at = view.getOffsets()[0], iv = loop.getInductionVar();
-  if (at != iv) {
-    auto back = at.getDefiningOp<ar::SubIOp>();
-    if (!back || back.getRhs() != iv || constantIndex(back.getLhs()) != scan.length - 1)
-      return std::nullopt;
-    scan.reverse = true;
-  }
-  scan.x = sliceBase(add.getDpsInputs()[0], loop, at, scan.shape, scan.length, scan.axis);
-  scan.y = sliceBase(copy.getDpsInits()[0], loop, at, scan.shape, scan.length, scan.axis);
-  if (!scan.x || !scan.y || scan.shape[scan.axis] != 1) return std::nullopt;
-  return scan;
-}
-
 }  // namespace
 
 std::optional<BlockScanLaunch> mapBlockScan(mlir::gpu::GPUFuncOp fn) {
@@ -128,7 +28,7 @@ std::optional<BlockScanLaunch> mapBlockScan(mlir::gpu::GPUFuncOp fn) {
   for (mlir::Operation &op : fn.getBody().front())
     if (auto f = llvm::dyn_cast<mlir::scf::ForOp>(op); f && f->hasAttr("step.scan")) loop = f;
   if (!loop) return std::nullopt;
-  auto scan = matchScan(loop);
+  auto scan = matchScanLoop(loop);
   if (!scan) return std::nullopt;
 
   mlir::Location loc = loop.getLoc();

@@ -4,8 +4,10 @@
 // outlined whole: `state += x[..., s, ...]; y[..., s, ...] = state` for s along the axis).
 // Giving each GPU thread one column's whole sequential scan leaves the GPU mostly idle (byte_lm:
 // 8192 columns, 256 steps each). Here a block of 32 warps takes 32 columns and splits the axis
-// into 32 segments, a warp per segment and a lane per column (so a warp reads 32 consecutive
-// floats):
+// into 32 segments, a warp per segment and a lane per column (a warp reads 32 consecutive
+// floats when the axis is not the innermost dimension and the innermost one has 32 or more
+// columns, as in byte_lm's cumsum over the sequence; a cumsum over the last axis reads with
+// a stride):
 //   1. each thread sums its segment of its column; the totals go to a 32 x 33 workgroup
 //      buffer (padded against bank conflicts); barrier;
 //   2. warp w scans column w's 32 segment totals across its lanes with `gpu.shuffle up`
@@ -13,7 +15,7 @@
 //      column's running sum from before the kernel; the prefixes go back to the buffer; barrier;
 //   3. each thread re-runs its segment from its prefix, writing the result; the thread of the
 //      last segment leaves the total in the running sum, as the sequential loop does.
-// Reads of x: 2 per element (phases 1 and 3), all coalesced; parallelism: 32 x the columns.
+// Reads of x: 2 per element (phases 1 and 3); parallelism: 32 x the columns.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_COMPILER_BACKEND_BLOCKSCAN_H

@@ -6,6 +6,7 @@
 #include "compiler/Backend/EmulateLockstep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -29,6 +30,13 @@ bool isConstant(mlir::Operation &op) {
   return op.hasTrait<mlir::OpTrait::ConstantLike>() && op.getNumOperands() == 0;
 }
 
+// The ids and sizes are recomputed where used (each phase's loop gives its thread id), not
+// kept per thread.
+bool isId(mlir::Operation *op) {
+  return llvm::isa_and_nonnull<mlir::gpu::ThreadIdOp, mlir::gpu::BlockIdOp, mlir::gpu::BlockDimOp,
+                               mlir::gpu::GridDimOp>(op);
+}
+
 // The lock-step body of one kernel. Ops are either per-thread (run inside a phase's loop over
 // the threads) or structural: an scf.for or scf.if without results that holds a barrier,
 // whose bounds or condition are the same for every thread (stepc's row loops are), run once,
@@ -44,6 +52,7 @@ class Lockstep {
   mlir::LogicalResult prepare(mlir::Block &block) {
     if (failed(number(block))) return mlir::failure();
     for (mlir::Operation *op : order_) {
+      if (isId(op)) continue;
       int phase = phaseOf_.lookup(op);
       for (mlir::Value result : op->getResults())
         if (llvm::any_of(result.getUsers(), [&](mlir::Operation *user) {
@@ -104,14 +113,28 @@ class Lockstep {
     return mlir::success();
   }
 
-  // A bound or condition of a structural op: the same for every thread, so thread 0's.
+  // A bound or condition of a structural op: thread 0's, after a check that every thread has
+  // the same (a barrier or a shuffle that some threads skip is not what the GPU runs: the
+  // emulated program stops with a message instead).
   mlir::Value uniformValue(mlir::OpBuilder &b, mlir::Value v) {
     if (mlir::Value mapped = uniform_.lookupOrNull(v)) return mapped;
+    if (isId(v.getDefiningOp()) && !llvm::isa<mlir::gpu::ThreadIdOp>(v.getDefiningOp()))
+      return b.clone(*v.getDefiningOp())->getResult(0);
     auto it = slots_.find(v);
-    if (it == slots_.end()) return {};
-    return b.create<mlir::memref::LoadOp>(loc_, it->second,
-                                          b.create<mlir::arith::ConstantIndexOp>(loc_, 0).getResult())
-        .getResult();
+    if (it == slots_.end() || !v.getType().isIntOrIndex()) return {};
+    mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc_, 0);
+    mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(loc_, 1);
+    mlir::Value first = b.create<mlir::memref::LoadOp>(loc_, it->second, zero);
+    auto check = b.create<mlir::scf::ForOp>(loc_, one, threads_, one);
+    mlir::OpBuilder cb = mlir::OpBuilder::atBlockTerminator(check.getBody());
+    mlir::Value other = cb.create<mlir::memref::LoadOp>(loc_, it->second, check.getInductionVar());
+    mlir::Value same = cb.create<mlir::arith::CmpIOp>(loc_, mlir::arith::CmpIPredicate::eq, other,
+                                                      first);
+    cb.create<mlir::cf::AssertOp>(
+        loc_, same,
+        "--step-emulate-gpu: the threads of a block disagree on the bound or condition of a "
+        "loop or branch around a barrier or shuffle");
+    return first;
   }
 
   mlir::LogicalResult emitStructural(mlir::OpBuilder &b, mlir::Operation &op) {
@@ -154,6 +177,11 @@ class Lockstep {
     for (mlir::Operation *op : ops)
       op->walk([&](mlir::Operation *inner) {
         for (mlir::Value operand : inner->getOperands()) {
+          mlir::Operation *def = operand.getDefiningOp();
+          if (isId(def) && !here.contains(def) && !local.contains(operand)) {
+            local.map(operand, lb.clone(*def)->getResult(0));
+            continue;
+          }
           auto it = slots_.find(operand);
           if (it == slots_.end() || here.contains(operand.getDefiningOp()) ||
               local.contains(operand))

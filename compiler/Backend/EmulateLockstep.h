@@ -9,8 +9,15 @@
 // whose bounds or condition are the same for all threads (a block reduction's row loop): that
 // op runs once, with phases inside.
 //
-// A shuffle is emulated with block-wide barriers around it, stronger than the GPU's exchange
-// within a warp: a race between warps that a shuffle happens to separate here goes unseen.
+// A loop or branch around a barrier must take the same path in every thread of the block (a
+// shuffle's: in every thread of the warp; here, of the block): the emulated program checks
+// that its threads agree, and stops with a message if not.
+//
+// What this cannot see: a shuffle is emulated with block-wide barriers around it, stronger
+// than the GPU's exchange within a warp, so a race between warps that a shuffle happens to
+// separate goes unseen; within a phase the threads run in ascending order, so a thread reading
+// what a lower thread wrote without a barrier gets the value here (the reverse order is
+// caught); and blocks run one after another, so races between blocks are unseen too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_COMPILER_BACKEND_EMULATELOCKSTEP_H

@@ -20,7 +20,9 @@
 //     (BlockReduction.h); a block has 256 threads then, fewer for a short row; a single long
 //     row is split over the grid, with a second kernel combining the blocks' partials;
 //   - another kernel without a parallel loop runs in thread 0.
-// The block size is the tile's parallel element count rounded up to a warp, at most 256. Each
+// The block size of an elementwise kernel is the tile's parallel element count rounded up to a
+// warp, at most 256 (a block reduction's: 256 or its row rounded up to warps; a block scan's:
+// 1024). Each
 // gpu.func carries it as `known_block_size` (NVVM's maxntid), so ptxas budgets registers for
 // the block the launch asks for.
 //
@@ -54,12 +56,12 @@ constexpr int64_t kMaxThreads = 256;
 constexpr int64_t kMaxGridBlocks = 1056;
 
 // Replaces the top-level scf.forall of `fn` (if any) by the block id's tile; returns the tile
-// count (1 without a forall).
+// count, or 0 without a forall (a kernel whose grid is free for its own spreading).
 mlir::FailureOr<int64_t> tilesToBlocks(mlir::gpu::GPUFuncOp fn) {
   mlir::scf::ForallOp forall;
   for (mlir::Operation &op : fn.getBody().front())
     if (auto f = llvm::dyn_cast<mlir::scf::ForallOp>(op)) forall = f;
-  if (!forall) return 1;
+  if (!forall) return 0;
   auto lbs = forall.getStaticLowerBound(), ubs = forall.getStaticUpperBound(),
        steps = forall.getStaticStep();
   auto trips = tripCounts(lbs, ubs, steps);
@@ -209,7 +211,10 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
         kernel.emitError("cannot map this kernel's scf.forall to GPU blocks");
         return signalPassFailure();
       }
-      if (*blocks == 1)
+      // Untiled (no forall): the grid is the kernel's own to spread its work over.
+      bool untiled = *blocks == 0;
+      int64_t tiles = untiled ? 1 : *blocks;
+      if (untiled)
         if (auto scan = mapBlockScan(fn)) {
           launches[kernel.getSymNameAttr()] = {fn, scan->blocks, scan->threads};
           continue;
@@ -218,9 +223,9 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
       fn.walk([&](mlir::linalg::LinalgOp op) { linalgOps.push_back(op); });
       if (linalgOps.size() == 1) {
         mlir::OpBuilder rb(linalgOps.front());
-        if (auto r = mapBlockReduction(rb, linalgOps.front(), /*gridRows=*/*blocks == 1)) {
-          int64_t gridBlocks = *blocks;
-          if (*blocks == 1)
+        if (auto r = mapBlockReduction(rb, linalgOps.front(), /*gridRows=*/untiled)) {
+          int64_t gridBlocks = tiles;
+          if (untiled)
             gridBlocks = r->rows < 0 ? kMaxGridBlocks : std::clamp<int64_t>(r->rows, 1, kMaxGridBlocks);
           if (r->finish) gridBlocks = r->rows;  // one block per partial
           launches[kernel.getSymNameAttr()] = {fn, gridBlocks, r->threads, r->finish,
@@ -237,7 +242,7 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
         rewriter.eraseOp(op);
       }
       // An untiled kernel spreads its elements over a grid of blocks.
-      bool grid = *blocks == 1;
+      bool grid = untiled;
       auto elements = elementsToThreads(fn, grid);
       if (failed(elements)) {
         kernel.emitError("cannot spread this kernel over GPU threads");
@@ -245,7 +250,7 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
       }
       int64_t n = *elements < 0 ? kMaxThreads * kMaxGridBlocks : *elements;
       int64_t threads = std::min<int64_t>(kMaxThreads, std::max<int64_t>(32, (n + 31) / 32 * 32));
-      int64_t gridBlocks = *blocks;
+      int64_t gridBlocks = tiles;
       if (n == 0) threads = 32;
       else if (grid) gridBlocks = std::min<int64_t>(kMaxGridBlocks, (n + threads - 1) / threads);
       launches[kernel.getSymNameAttr()] = {fn, gridBlocks, threads};

@@ -8,6 +8,10 @@
 // to the runtime's thread pool, which calls the function once per thread with a part of the
 // range.
 //
+// A cumsum's scan kernel (ScanLoop.h) has no forall: its loop is first split over the state's
+// first non-axis dimension (the batch, for byte_lm: 16 scans of its columns), which then runs
+// the same way.
+//
 // Why a range and not one call per iteration: the kernel's code stays exactly what LLVM
 // vectorises today (the loops inside a tile are untouched), and a thread pays one call for
 // all its iterations.
@@ -15,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Backend/Delinearize.h"
 #include "compiler/Backend/Passes.h"
+#include "compiler/Backend/ScanLoop.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -58,6 +63,9 @@ struct ParallelizeKernelsPass : impl::ParallelizeKernelsBase<ParallelizeKernelsP
     for (auto fn : module.getOps<mlir::func::FuncOp>()) {
       if (!fn->hasAttr("step.kernel") || fn.isExternal() || fn->hasAttr("step.parallel_tasks"))
         continue;
+      for (mlir::Operation &op : llvm::make_early_inc_range(fn.getBody().front()))
+        if (auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op); loop && loop->hasAttr("step.scan"))
+          if (auto scan = matchScanLoop(loop)) (void)splitScanOverForall(loop, *scan);
       llvm::SmallVector<mlir::scf::ForallOp> foralls;
       for (mlir::Operation &op : fn.getBody().front())
         if (auto forall = llvm::dyn_cast<mlir::scf::ForallOp>(op)) foralls.push_back(forall);

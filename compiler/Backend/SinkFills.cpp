@@ -29,8 +29,12 @@ namespace {
 // The allocation or function argument `v` views, or null when its origin is unknown.
 mlir::Value rootOf(mlir::Value v) {
   while (true) {
+    // A function's argument; an argument of a later block may be any buffer (a branch's).
     if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(v))
-      return llvm::isa<mlir::FunctionOpInterface>(arg.getOwner()->getParentOp()) ? v : nullptr;
+      return arg.getOwner()->isEntryBlock() &&
+                     llvm::isa<mlir::FunctionOpInterface>(arg.getOwner()->getParentOp())
+                 ? v
+                 : nullptr;
     mlir::Operation *def = v.getDefiningOp();
     if (llvm::isa<mlir::memref::AllocOp, mlir::memref::AllocaOp>(def)) return v;
     auto view = llvm::dyn_cast<mlir::ViewLikeOpInterface>(def);

@@ -91,6 +91,17 @@ Value contraction(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType
       .getResult(0);
 }
 
+// bf16 / f16 operands or result: the generic lowerings accumulate in the element type, so they
+// leave such a convolution to the GEMM path or to LowPrecisionPatterns' widening to f32, whatever
+// order the patterns are tried in.
+bool anyNarrowFloat(mlir::Operation *op) {
+  auto narrow = [](mlir::Type type) {
+    auto element = llvm::cast<mlir::ShapedType>(type).getElementType();
+    return llvm::isa<mlir::FloatType>(element) && element.getIntOrFloatBitWidth() < 32;
+  };
+  return llvm::any_of(op->getOperandTypes(), narrow) || llvm::any_of(op->getResultTypes(), narrow);
+}
+
 bool staticRank3(mlir::Type type) {
   auto t = llvm::dyn_cast<mlir::RankedTensorType>(type);
   return t && t.getRank() == 3 && t.hasStaticShape();
@@ -107,6 +118,7 @@ struct Conv1dLowering : mlir::OpRewritePattern<step::Conv1dOp> {
     if (!staticRank3(op.getInput().getType()) || !staticRank3(op.getWeight().getType()) ||
         !staticRank3(op.getType()))
       return mlir::failure();
+    if (anyNarrowFloat(op)) return mlir::failure();
     auto wType = llvm::cast<mlir::RankedTensorType>(op.getWeight().getType());
     auto resultType = llvm::cast<mlir::RankedTensorType>(op.getType());
     int64_t kernel = wType.getDimSize(0), cinPG = wType.getDimSize(1),
@@ -133,6 +145,7 @@ struct Conv1dGradInputLowering : mlir::OpRewritePattern<step::Conv1dGradInputOp>
     if (!staticRank3(op.getGrad().getType()) || !staticRank3(op.getWeight().getType()) ||
         !staticRank3(op.getType()))
       return mlir::failure();
+    if (anyNarrowFloat(op)) return mlir::failure();
     auto wType = llvm::cast<mlir::RankedTensorType>(op.getWeight().getType());
     auto gType = llvm::cast<mlir::RankedTensorType>(op.getGrad().getType());
     auto resultType = llvm::cast<mlir::RankedTensorType>(op.getType());
@@ -178,6 +191,7 @@ struct Conv1dGradWeightLowering : mlir::OpRewritePattern<step::Conv1dGradWeightO
     if (!staticRank3(op.getInput().getType()) || !staticRank3(op.getGrad().getType()) ||
         !staticRank3(op.getType()))
       return mlir::failure();
+    if (anyNarrowFloat(op)) return mlir::failure();
     auto resultType = llvm::cast<mlir::RankedTensorType>(op.getType());
     int64_t kernel = resultType.getDimSize(0), cinPG = resultType.getDimSize(1),
             cout = resultType.getDimSize(2), groups = op.getGroups();

@@ -2,10 +2,13 @@
 // add to the running sum and the copy into the result's slice) is outlined whole as one
 // kernel, @kernel_N_scan, with its bounds cloned in (--step-outline-kernels). A marked loop
 // that allocates is not a kernel: its linalg ops are outlined one by one. On the GPU
-// (--step-kernels-to-gpu) the scan keeps its sequential loop and both ops inside are spread
-// over the grid the same way (element = block id * blockDim + thread id, stride gridDim *
-// blockDim), so a thread owns the same columns at every step; 4 x 512 columns make 8 blocks of
-// 256 threads.
+// (--step-kernels-to-gpu) a cumsum's loop is a block scan (BlockScan.h; block_scan_run.mlir
+// runs it): 4 x 512 columns make 64 blocks of 1024 threads (32 columns, 32 segments of the 64
+// steps each), with a workgroup buffer of segment totals, two barriers and shuffles up. A scan
+// loop of another form (here a running product) keeps its sequential loop, and both ops inside
+// are spread over the grid the same way (element = block id * blockDim + thread id, stride
+// gridDim * blockDim), so a thread owns the same columns at every step; 2048 columns make 8
+// blocks of 256 threads.
 //
 // RUN: %stepc-opt %s --step-outline-kernels | FileCheck %s
 // RUN: %stepc-opt %s --step-outline-kernels --step-kernels-to-gpu --canonicalize | FileCheck %s --check-prefix=GPU

@@ -2,7 +2,8 @@
 // (BlockReduction.h): the kernel's blocks share the row's elements (block b from b * 256),
 // each block folds its total into its entry of @<kernel>_partials (a memref.global of the
 // kernel module holding the identity), and <kernel>_finish, launched right after on one block,
-// combines the partials in order, puts the identity back and folds the total into the output.
+// combines the partials in a fixed order, puts the identity back and folds the total into the
+// output.
 // The run (under --step-emulate-gpu) checks a sum and a max against sequential references,
 // twice each, so the second launch sees the partials the first one reset. Values are small
 // integers: every order of the sum is exact.
