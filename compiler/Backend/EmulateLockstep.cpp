@@ -6,7 +6,8 @@
 #include "compiler/Backend/EmulateLockstep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -130,11 +131,49 @@ class Lockstep {
     mlir::Value other = cb.create<mlir::memref::LoadOp>(loc_, it->second, check.getInductionVar());
     mlir::Value same = cb.create<mlir::arith::CmpIOp>(loc_, mlir::arith::CmpIPredicate::eq, other,
                                                       first);
-    cb.create<mlir::cf::AssertOp>(
-        loc_, same,
-        "--step-emulate-gpu: the threads of a block disagree on the bound or condition of a "
-        "loop or branch around a barrier or shuffle");
+    auto differ = cb.create<mlir::scf::IfOp>(
+        loc_, cb.create<mlir::arith::XOrIOp>(
+                  loc_, same, cb.create<mlir::arith::ConstantIntOp>(loc_, 1, 1)),
+        /*withElseRegion=*/false);
+    mlir::OpBuilder fb = mlir::OpBuilder::atBlockTerminator(differ.thenBlock());
+    fb.create<mlir::func::CallOp>(loc_, divergedFunction(), mlir::ValueRange{});
     return first;
+  }
+
+  // A function that writes the message to stderr and aborts (write(2) is unbuffered, so the
+  // line is there even when stdout is a pipe), made once per module.
+  mlir::func::FuncOp divergedFunction() {
+    auto module = top_.getInsertionBlock()->getParentOp()->getParentOfType<mlir::ModuleOp>();
+    llvm::StringRef name = "stepc_emulate_gpu_diverged";
+    if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(name)) return fn;
+    mlir::MLIRContext *ctx = module.getContext();
+    mlir::OpBuilder b = mlir::OpBuilder::atBlockEnd(module.getBody());
+    auto ptr = mlir::LLVM::LLVMPointerType::get(ctx);
+    auto i32 = b.getI32Type(), i64 = b.getI64Type();
+    std::string text = "--step-emulate-gpu: the threads of a block disagree on the bound or "
+                       "condition of a loop or branch around a barrier or shuffle\n";
+    auto textType = mlir::LLVM::LLVMArrayType::get(b.getI8Type(), text.size());
+    auto global = b.create<mlir::LLVM::GlobalOp>(loc_, textType, /*isConstant=*/true,
+                                                 mlir::LLVM::Linkage::Internal,
+                                                 (name + "_text").str(), b.getStringAttr(text));
+    auto write = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>("write");
+    if (!write)
+      write = b.create<mlir::LLVM::LLVMFuncOp>(
+          loc_, "write", mlir::LLVM::LLVMFunctionType::get(i64, {i32, ptr, i64}));
+    auto abort = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>("abort");
+    if (!abort)
+      abort = b.create<mlir::LLVM::LLVMFuncOp>(
+          loc_, "abort", mlir::LLVM::LLVMFunctionType::get(mlir::LLVM::LLVMVoidType::get(ctx), {}));
+    auto fn = b.create<mlir::func::FuncOp>(loc_, name, b.getFunctionType({}, {}));
+    fn.setPrivate();
+    mlir::OpBuilder body = mlir::OpBuilder::atBlockEnd(fn.addEntryBlock());
+    mlir::Value address = body.create<mlir::LLVM::AddressOfOp>(loc_, global);
+    mlir::Value fd = body.create<mlir::arith::ConstantIntOp>(loc_, 2, 32);
+    mlir::Value length = body.create<mlir::arith::ConstantIntOp>(loc_, text.size(), 64);
+    body.create<mlir::LLVM::CallOp>(loc_, write, mlir::ValueRange{fd, address, length});
+    body.create<mlir::LLVM::CallOp>(loc_, abort, mlir::ValueRange{});
+    body.create<mlir::func::ReturnOp>(loc_);
+    return fn;
   }
 
   mlir::LogicalResult emitStructural(mlir::OpBuilder &b, mlir::Operation &op) {

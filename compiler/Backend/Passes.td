@@ -100,7 +100,7 @@ def LowerGpuReductions : Pass<"step-lower-gpu-reductions", "mlir::ModuleOp"> {
 
 def EmulateGpu : Pass<"step-emulate-gpu", "mlir::ModuleOp"> {
   let summary = "Runs the CUDA mapping on the CPU: launches become loops over blocks and threads";
-  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect", "::mlir::cf::ControlFlowDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect"];
 }
 
 def CudaHost : Pass<"step-cuda-host", "mlir::ModuleOp"> {
