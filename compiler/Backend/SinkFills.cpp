@@ -60,6 +60,24 @@ bool mayTouch(mlir::Operation *op, mlir::Value root) {
   return touches;
 }
 
+// Whether every use of `buffer` (through views) is an op that takes it as a memref operand
+// where mayTouch sees it: no pointer or tensor escapes (extract_aligned_pointer_as_index,
+// to_tensor) whose later uses would not show as the buffer's.
+bool usesAreVisible(mlir::Value buffer) {
+  for (mlir::Operation *user : buffer.getUsers()) {
+    if (auto view = llvm::dyn_cast<mlir::ViewLikeOpInterface>(user)) {
+      if (view.getViewSource() == buffer &&
+          !llvm::all_of(user->getResults(), [](mlir::Value r) { return usesAreVisible(r); }))
+        return false;
+      continue;
+    }
+    if (!llvm::isa<mlir::linalg::LinalgOp, mlir::memref::LoadOp, mlir::memref::StoreOp,
+                   mlir::memref::CopyOp, mlir::memref::DeallocOp, mlir::func::CallOp>(user))
+      return false;
+  }
+  return true;
+}
+
 struct SinkFillsPass : impl::SinkFillsBase<SinkFillsPass> {
   void runOnOperation() override {
     llvm::SmallVector<mlir::linalg::FillOp> fills;
@@ -68,7 +86,8 @@ struct SinkFillsPass : impl::SinkFillsBase<SinkFillsPass> {
     });
     for (mlir::linalg::FillOp fill : fills) {
       mlir::Value root = rootOf(fill.getOutputs().front());
-      if (!root || llvm::isa<mlir::BlockArgument>(root)) continue;  // only local buffers
+      if (!root || llvm::isa<mlir::BlockArgument>(root) || !usesAreVisible(root))
+        continue;  // only local buffers whose every use shows
       // (The value filled, a constant or an argument, dominates every later position.)
       mlir::Operation *next = fill->getNextNode();
       mlir::Operation *first = next;

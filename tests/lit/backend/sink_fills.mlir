@@ -1,6 +1,7 @@
 // Tests --step-sink-fills: a fill of a local buffer moves down to just before the first op
 // that touches the buffer (directly or through a view, in a region too); a memref of unknown
-// origin in between stops it; fills of function arguments stay. With
+// origin in between stops it; fills of function arguments, and of buffers whose address
+// escapes other than as a memref, stay. With
 // --step-contractions-to-library after it, the zero fill that now sits before a contraction
 // becomes that GEMM's "overwrite" (last flag 0) and is gone.
 //
@@ -56,6 +57,25 @@ module {
     }
     memref.copy %acc, %out : memref<8x8xf32> to memref<8x8xf32>
     memref.dealloc %acc : memref<8x8xf32>
+    return
+  }
+
+  // The buffer's address escapes as an index before the fill, and a call takes that index (it
+  // could write through it): the fill stays before the call.
+  // CHECK-LABEL: func.func @escapes
+  // CHECK: %[[E:.+]] = memref.alloc() : memref<8x8xf32>
+  // CHECK-NEXT: %[[P:.+]] = memref.extract_aligned_pointer_as_index %[[E]]
+  // CHECK-NEXT: linalg.fill ins(%{{.+}} : f32) outs(%[[E]] : memref<8x8xf32>)
+  // CHECK-NEXT: call @rt(%[[P]])
+  func.func private @rt(index)
+  func.func @escapes(%other: memref<8x8xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %e = memref.alloc() : memref<8x8xf32>
+    %p = memref.extract_aligned_pointer_as_index %e : memref<8x8xf32> -> index
+    linalg.fill ins(%zero : f32) outs(%e : memref<8x8xf32>)
+    call @rt(%p) : (index) -> ()
+    memref.copy %e, %other : memref<8x8xf32> to memref<8x8xf32>
+    memref.dealloc %e : memref<8x8xf32>
     return
   }
 
