@@ -75,10 +75,11 @@ void profile(mlir::ModuleOp module, mlir::func::CallOp call, int64_t id) {
   b.create<mlir::func::CallOp>(call.getLoc(), exit, mlir::ValueRange{idValue});
 }
 
-// A cumsum's bufferized loop (`step.scan`, ScanPatterns.cpp) is outlined whole: its S steps of
-// two small kernels (add the slice to the running sum, copy the sum into the result) become
-// one kernel, with the loop inside. It qualifies if it has no results and holds only views,
-// index arithmetic and linalg ops (nothing that allocates or calls out).
+// A cumsum's or an embedding gradient's bufferized loop (`step.scan`, ScanPatterns.cpp) is
+// outlined whole: its steps of small kernels (add the slice to the running sum and copy it
+// into the result; add a gradient row into the row of its id) become one kernel, with the
+// loop inside. It qualifies if it has no results and holds only views, loads (the ids), index
+// arithmetic and linalg ops (nothing that allocates or calls out).
 bool isScanKernel(mlir::Operation *op) {
   auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op);
   if (!loop || !loop->hasAttr("step.scan") || loop.getNumResults() != 0) return false;
@@ -88,7 +89,8 @@ bool isScanKernel(mlir::Operation *op) {
       continue;
     }
     if (!llvm::isa<mlir::memref::SubViewOp, mlir::memref::CollapseShapeOp,
-                   mlir::memref::ExpandShapeOp, mlir::memref::CastOp>(inner) &&
+                   mlir::memref::ExpandShapeOp, mlir::memref::CastOp, mlir::memref::LoadOp>(
+            inner) &&
         !llvm::isa<mlir::arith::ArithDialect>(inner.getDialect()))
       return false;
   }

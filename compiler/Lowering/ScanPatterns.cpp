@@ -6,9 +6,10 @@
 //   each step extracts the input's slice, adds it to the running sum in place (a generic whose
 //   output is the carried sum) and inserts the sum.
 // - embedding_grad: the gradient is collapsed to [N, D] and the ids to [N]; an scf.for over
-//   the N ids carries the [vocab, D] result (zero-filled) and adds row n of the gradient into
-//   row ids[n] (tensor.extract of the id, extract_slice, add, insert_slice). Ids must be in
-//   range: the compiled code does not check them.
+//   the N ids (marked `step.scan` too: its iterations may hit one row, so they stay in order)
+//   carries the [vocab, D] result (zero-filled) and adds row n of the gradient into row ids[n]
+//   in place (tensor.extract of the id, extract_slice, an add whose output is that row,
+//   insert_slice). Ids must be in range: the compiled code does not check them.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Lowering/LoweringUtils.h"
@@ -27,14 +28,6 @@ using mlir::Value;
 Value addValues(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs) {
   if (isFloat(lhs.getType())) return b.create<mlir::arith::AddFOp>(loc, lhs, rhs);
   return b.create<mlir::arith::AddIOp>(loc, lhs, rhs);
-}
-
-Value addTensors(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs) {
-  auto type = llvm::cast<mlir::RankedTensorType>(lhs.getType());
-  return elementwise(b, loc, type, {lhs, rhs},
-                     [](mlir::OpBuilder &bb, mlir::Location l, mlir::ValueRange v) {
-                       return addValues(bb, l, v[0], v[1]);
-                     });
 }
 
 struct CumsumLowering : mlir::OpRewritePattern<step::CumsumOp> {
@@ -131,11 +124,25 @@ struct EmbeddingGradLowering : mlir::OpRewritePattern<step::EmbeddingGradOp> {
                                                            strides);
           Value cur = b.create<mlir::tensor::ExtractSliceOp>(l, rowType, carried[0], rowAt,
                                                              sizes, strides);
-          Value sum = addTensors(b, l, cur, g);
+          // Added in place (the row is the generic's output), so that the bufferized loop
+          // updates the result's row directly, with no copy of the row first.
+          auto identity = b.getMultiDimIdentityMap(2);
+          llvm::SmallVector<mlir::utils::IteratorType> iterators(
+              2, mlir::utils::IteratorType::parallel);
+          Value sum = b.create<mlir::linalg::GenericOp>(
+                           l, mlir::TypeRange{rowType}, mlir::ValueRange{g}, mlir::ValueRange{cur},
+                           llvm::SmallVector<mlir::AffineMap>{identity, identity}, iterators,
+                           [&](mlir::OpBuilder &bb, mlir::Location ll, mlir::ValueRange args) {
+                             bb.create<mlir::linalg::YieldOp>(
+                                 ll, addValues(bb, ll, args[1], args[0]));
+                           })
+                          .getResult(0);
           Value next =
               b.create<mlir::tensor::InsertSliceOp>(l, sum, carried[0], rowAt, sizes, strides);
           b.create<mlir::scf::YieldOp>(l, next);
         });
+    // A sequential loop (ids may repeat), outlined whole like the cumsum's.
+    loop->setAttr("step.scan", rw.getUnitAttr());
     rw.replaceOp(op, loop.getResult(0));
     return mlir::success();
   }

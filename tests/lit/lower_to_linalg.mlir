@@ -371,10 +371,12 @@ func.func @cumsum_i32(%x: tensor<3x4xi32>) -> tensor<3x4xi32> {
 // CHECK:         %[[V:.+]] = arith.index_cast %[[ID]] : i32 to index
 // CHECK:         %[[ROW:.+]] = tensor.extract_slice %[[G]][%[[N]], 0] [1, 4] [1, 1] : tensor<6x4xf32> to tensor<1x4xf32>
 // CHECK:         %[[CUR:.+]] = tensor.extract_slice %[[R]][%[[V]], 0] [1, 4] [1, 1] : tensor<5x4xf32> to tensor<1x4xf32>
-// CHECK:         %[[SUM:.+]] = linalg.generic {{.+}} ins(%[[CUR]], %[[ROW]] : tensor<1x4xf32>, tensor<1x4xf32>)
+// The add is in place: the result's row is the generic's output.
+// CHECK:         %[[SUM:.+]] = linalg.generic {{.+}} ins(%[[ROW]] : tensor<1x4xf32>) outs(%[[CUR]] : tensor<1x4xf32>)
 // CHECK:           arith.addf
 // CHECK:         %[[U:.+]] = tensor.insert_slice %[[SUM]] into %[[R]][%[[V]], 0] [1, 4] [1, 1]
 // CHECK:         scf.yield %[[U]]
+// CHECK:       } {step.scan}
 // CHECK:       return %[[L]]
 func.func @embedding_grad(%g: tensor<2x3x4xf32>, %ids: tensor<2x3xi32>) -> tensor<5x4xf32> {
   %0 = step.embedding_grad %g, %ids {vocab = 5} : tensor<2x3x4xf32>, tensor<2x3xi32>
