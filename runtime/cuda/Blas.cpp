@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "runtime/Gemm.h"
 #include "runtime/cuda/Session.h"
@@ -62,6 +63,13 @@ LtGemm planGemm(const int64_t *aSizes, const int64_t *aStrides, bool transA,
   return g;
 }
 
+LtGemm planColumnSums(int64_t rows, int64_t cols, int64_t ld) {
+  int64_t onesSizes[2] = {1, rows}, onesStrides[2] = {rows, 1};
+  int64_t mSizes[2] = {rows, cols}, mStrides[2] = {ld, 1};
+  int64_t outSizes[2] = {1, cols}, outStrides[2] = {cols, 1};
+  return planGemm(onesSizes, onesStrides, false, mSizes, mStrides, false, outSizes, outStrides);
+}
+
 namespace {
 
 // cuBLASLt's ABI, as far as used (values from cublasLt.h / library_types.h of CUDA 12 and 13;
@@ -107,6 +115,10 @@ struct Lt {
   H handle = nullptr;
   CUdeviceptr workspace = 0;
   Status status;
+  // A vector of ones on the device (column sums as GEMMs: the bias-gradient fallback).
+  CUdeviceptr ones = 0;
+  size_t onesCount = 0;
+  std::vector<float> onesHost;  // the copy's source, kept alive
 };
 
 Lt &lt() {
@@ -170,10 +182,50 @@ uint32_t alignment(const void *p, int64_t batchStrideBytes) {
   return static_cast<uint32_t>(bits & (~bits + 1));
 }
 
+void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r,
+         const float *bias, bool accumulate, int64_t batch, int64_t aStride, int64_t bStride,
+         int64_t dStride, int inputType, bool gelu, const float *aux, int64_t auxLd,
+         bool biasGradA);
+
+// out[c] = Σ_r m[r, c] for a row-major f32 matrix (row stride ld), as the GEMM
+// ones[1 x rows] · m[rows x cols]: the bias gradient when cuBLASLt has no algorithm with it
+// fused. The ones are made on the first call of a step, outside graph capture, and grow then.
+void columnSums(const float *m, int64_t rows, int64_t cols, int64_t ld, float *out) {
+  Session &session = Session::get();
+  Lt &l = lt();
+  const Api &api = session.driver().api();
+  if (l.onesCount < static_cast<size_t>(rows)) {
+    if (l.ones) {
+      if (Status st = session.driver().check(api.cuStreamSynchronize(session.stream()),
+                                             "cuStreamSynchronize");
+          !st.ok())
+        return session.recordError(st);
+      api.cuMemFree(l.ones);
+      l.ones = 0;
+      l.onesCount = 0;
+    }
+    l.onesHost.assign(static_cast<size_t>(rows), 1.0f);
+    size_t bytes = l.onesHost.size() * sizeof(float);
+    if (Status st = session.driver().check(api.cuMemAlloc(&l.ones, bytes), "cuMemAlloc (ones)");
+        !st.ok())
+      return session.recordError(st);
+    if (Status st = session.driver().check(
+            api.cuMemcpyHtoDAsync(l.ones, l.onesHost.data(), bytes, session.stream()),
+            "cuMemcpyHtoDAsync (ones)");
+        !st.ok())
+      return session.recordError(st);
+    l.onesCount = l.onesHost.size();
+  }
+  run(planColumnSums(rows, cols, ld), reinterpret_cast<const float *>(l.ones), m, out, nullptr, nullptr, false, 1, 0, 0, 0,
+      kR32F, false, nullptr, 0, false);
+}
+
 // A and B are f32 or bf16 (`inputType`); C, D and the bias f32. bf16 inputs with f32
 // accumulation run on the tensor cores.
 // `aux` (with its leading dimension): GELU's input for the DGELU epilogue (no bias then).
 // `biasGradA`: the bias pointer receives the row sums of cuBLASLt's A (= our B's column sums).
+// A bias-gradient epilogue (DGELU_BGRAD, BGRADA) without an algorithm falls back to the GEMM
+// without it and the gradient as column sums (columnSums), rather than failing the step.
 void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r,
          const float *bias, bool accumulate, int64_t batch, int64_t aStride, int64_t bStride,
          int64_t dStride, int inputType = kR32F, bool gelu = false, const float *aux = nullptr,
@@ -189,6 +241,7 @@ void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r
                                              "cannot run on cuBLASLt"));
   Lt::H desc = nullptr, la = nullptr, lb = nullptr, ld = nullptr, pref = nullptr;
   int rc = 0;
+  bool fallback = false;
   auto check = [&](int code, const char *what) {
     if (code != 0 && rc == 0) {
       rc = code;
@@ -240,7 +293,12 @@ void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r
         check(l.prefSet(pref, kPrefAlignD, &alignD, sizeof alignD), "MIN_ALIGNMENT_D") &&
         check(l.heuristic(l.handle, desc, la, lb, ld, ld, pref, 1, &best, &found),
               "cublasLtMatmulAlgoGetHeuristic")) {
-      if (found < 1 || best.state != 0) {
+      bool biasGradEpilogue =
+          epilogue == kEpilogueDGeluBGrad || epilogue == kEpilogueBGradA;
+      if ((found < 1 || best.state != 0) && biasGradEpilogue && batch == 1 &&
+          inputType == kR32F) {
+        fallback = true;
+      } else if (found < 1 || best.state != 0) {
         session.recordError(Status::error("cuBLASLt has no algorithm for a " +
                                           std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
                                           std::to_string(g.k) + " GEMM"));
@@ -257,6 +315,18 @@ void run(const LtGemm &g, const void *a, const void *b, float *d, const float *r
   for (Lt::H layout : {la, lb, ld})
     if (layout) l.layoutDestroy(layout);
   if (desc) l.descDestroy(desc);
+  if (!fallback) return;
+  float *gradient = const_cast<float *>(bias);
+  if (aux) {
+    // DGELU, then the bias gradient from D (our m x n output).
+    run(g, a, b, d, r, nullptr, accumulate, 1, 0, 0, 0, inputType, false, aux, auxLd, false);
+    columnSums(d, g.m, g.n, static_cast<int64_t>(g.d.ld), gradient);
+  } else {
+    // The plain GEMM, then the bias gradient from our B (cuBLASLt's A: k x n, untransposed).
+    run(g, a, b, d, r, nullptr, accumulate, 1, 0, 0, 0, inputType);
+    columnSums(static_cast<const float *>(b), static_cast<int64_t>(g.a.cols),
+               static_cast<int64_t>(g.a.rows), static_cast<int64_t>(g.a.ld), gradient);
+  }
 }
 
 }  // namespace

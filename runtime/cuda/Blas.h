@@ -37,6 +37,10 @@ LtGemm planGemm(const int64_t *aSizes, const int64_t *aStrides, bool transA,
                 const int64_t *bSizes, const int64_t *bStrides, bool transB,
                 const int64_t *dSizes, const int64_t *dStrides);
 
+// The plan for out[1 x cols] = ones[1 x rows] · m[rows x cols] (m row-major, row stride ld):
+// the column sums of m, the bias gradient when cuBLASLt has no algorithm with it fused.
+LtGemm planColumnSums(int64_t rows, int64_t cols, int64_t ld);
+
 }  // namespace stepc::rt::cuda
 
 #endif  // STEPC_RUNTIME_CUDA_BLAS_H

@@ -6,6 +6,7 @@
 // degenerate shapes; and views cuBLASLt cannot take (no unit stride, overlapping rows, a
 // column-major output) are refused with a reason.
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -120,6 +121,32 @@ TEST(CudaBlas, LeadingDimensionOfThePaddedOutput) {
   EXPECT_EQ(g.d.rows, 5u);
   EXPECT_EQ(g.d.cols, 4u);
   EXPECT_EQ(g.d.ld, 8);
+}
+
+// The bias-gradient fallback (a fused DGELU_BGRAD or BGRADA without an algorithm): column
+// sums of a padded row-major matrix as ones · M, planned and evaluated as cuBLASLt would.
+TEST(CudaBlas, ColumnSumsAsAGemm) {
+  std::mt19937 rng(7);
+  for (auto [rows, cols, pad] : {std::tuple{37, 5, 3}, std::tuple{1, 8, 0}, std::tuple{64, 1, 7}}) {
+    View m = make(rows, cols, /*columnMajor=*/false, pad, rng);
+    View ones;
+    ones.sizes[0] = 1;
+    ones.sizes[1] = rows;
+    ones.strides[0] = rows;
+    ones.strides[1] = 1;
+    ones.data.assign(static_cast<size_t>(rows), 1.0f);
+    LtGemm g = planColumnSums(rows, cols, m.strides[0]);
+    ASSERT_TRUE(g.error.empty()) << g.error;
+    EXPECT_EQ(g.m, 1);
+    EXPECT_EQ(g.n, cols);
+    EXPECT_EQ(g.k, rows);
+    std::vector<float> d = cublasLt(g, ones, m, static_cast<int64_t>(g.d.ld) * g.d.cols);
+    for (int64_t j = 0; j < cols; ++j) {
+      double want = 0;
+      for (int64_t i = 0; i < rows; ++i) want += m.at(i, j);
+      EXPECT_NEAR(d[static_cast<size_t>(j)], want, 1e-5) << rows << "x" << cols << " column " << j;
+    }
+  }
 }
 
 TEST(CudaBlas, RefusesWhatCublasLtCannotTake) {
