@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Backend/BlockScan.h"
 
+#include "compiler/Backend/BlockReduction.h"
 #include "compiler/Backend/Delinearize.h"
 #include "compiler/Backend/ScanLoop.h"
 
@@ -43,7 +44,7 @@ std::optional<BlockScanLaunch> mapBlockScan(mlir::gpu::GPUFuncOp fn) {
   // hit one bank 32 times.
   mlir::Value totals = fn.addWorkgroupAttribution(
       mlir::MemRefType::get({kWarp, kWarp + 1}, f32, mlir::AffineMap(), space), loc);
-  mlir::Value neutral = b.create<ar::ConstantOp>(loc, b.getFloatAttr(f32, -0.0));
+  mlir::Value neutral = reductionIdentity(b, loc, mlir::gpu::AllReduceOperation::ADD, f32);
   mlir::Value tid = b.create<mlir::gpu::ThreadIdOp>(loc, mlir::gpu::Dimension::x);
   mlir::Value bid = b.create<mlir::gpu::BlockIdOp>(loc, mlir::gpu::Dimension::x);
   mlir::Value lane = b.create<ar::RemUIOp>(loc, tid, c(kWarp));

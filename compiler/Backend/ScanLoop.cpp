@@ -8,19 +8,13 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace stepc::backend {
 
 namespace {
 
 namespace ar = mlir::arith;
-
-std::optional<int64_t> constantIndex(mlir::Value v) {
-  llvm::APInt value;
-  if (!mlir::matchPattern(v, mlir::m_ConstantInt(&value))) return std::nullopt;
-  return value.getSExtValue();
-}
 
 // The base of `v` if `v` is a slice base[0, ..., at, ..., 0] with the state's shape (1 along
 // the axis), the base `length` long along it.
@@ -55,8 +49,8 @@ mlir::Value sliceBase(mlir::Value v, mlir::scf::ForOp loop, mlir::Value at,
 }  // namespace
 
 std::optional<ScanLoop> matchScanLoop(mlir::scf::ForOp loop) {
-  auto lb = constantIndex(loop.getLowerBound()), ub = constantIndex(loop.getUpperBound()),
-       step = constantIndex(loop.getStep());
+  auto lb = mlir::getConstantIntValue(loop.getLowerBound()), ub = mlir::getConstantIntValue(loop.getUpperBound()),
+       step = mlir::getConstantIntValue(loop.getStep());
   if (lb != 0 || step != 1 || !ub || *ub <= 0 || loop.getNumResults() != 0) return std::nullopt;
   mlir::linalg::GenericOp add;
   mlir::linalg::CopyOp copy;
@@ -99,7 +93,7 @@ std::optional<ScanLoop> matchScanLoop(mlir::scf::ForOp loop) {
   mlir::Value at = view.getOffsets()[0], iv = loop.getInductionVar();
   if (at != iv) {
     auto back = at.getDefiningOp<ar::SubIOp>();
-    if (!back || back.getRhs() != iv || constantIndex(back.getLhs()) != scan.length - 1)
+    if (!back || back.getRhs() != iv || mlir::getConstantIntValue(back.getLhs()) != scan.length - 1)
       return std::nullopt;
     scan.reverse = true;
   }
