@@ -9,9 +9,9 @@
 
 #include <malloc.h>
 
-#include "runtime/CompiledProgram.h"
-#include "runtime/Main.h"
-#include "runtime/Profile.h"
+#include "runtime/hal/CompiledProgram.h"
+#include "runtime/harness/Main.h"
+#include "runtime/hal/Profile.h"
 
 extern "C" {
 extern const char stepc_program_description[];

@@ -6,8 +6,8 @@
 #include "compiler/Training/LossFunction.h"
 #include "dialects/step/IR/StepSpecs.h"
 #include "llvm/Support/Format.h"
-#include "runtime/DataFile.h"
-#include "runtime/Safetensors.h"
+#include "runtime/formats/DataFile.h"
+#include "runtime/formats/Safetensors.h"
 
 namespace stepc {
 namespace {

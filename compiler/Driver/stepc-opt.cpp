@@ -7,8 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Autodiff/Passes.h"
 #include "compiler/Autodiff/Vjp.h"
-#include "compiler/Backend/Passes.h"
-#include "compiler/Lowering/Passes.h"
+#include "compiler/Codegen/Pipelines.h"
 #include "compiler/Training/Passes.h"
 #include "dialects/step/IR/StepDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,11 +27,10 @@ int main(int argc, char **argv) {
                   mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
   stepc::ad::registerVjpModels(registry);
   stepc::ad::registerAutodiffPasses();
-  stepc::train::registerTrainingPasses();
-  stepc::lowering::registerLoweringPasses();
-  // The backend's stages (linalg, buffers, llvm) and every upstream pass their pipelines name.
-  stepc::backend::registerBackendDialects(registry);
-  stepc::backend::registerBackendPasses();
+  // Every stage's pipeline by name (stepc-linalg, stepc-buffers, stepc-ptx{gpu-arch=...}, ...),
+  // stepc's passes and the upstream passes the pipelines name.
+  stepc::codegen::registerCodegenDialects(registry);
+  stepc::codegen::registerCodegenPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "stepc-opt: the step dialect's optimizer driver\n", registry));
 }

@@ -13,11 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/Backend/Linker.h"
-#include "compiler/Backend/CudaTarget.h"
-#include "compiler/Backend/ObjectEmitter.h"
-#include "compiler/Backend/Passes.h"
-#include "compiler/Backend/Plan.h"
+#include "compiler/Codegen/LLVMCPU/Linker.h"
+#include "compiler/Codegen/LLVMCPU/ObjectEmitter.h"
+#include "compiler/Codegen/Pipelines.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -25,10 +23,9 @@
 #include "absl/flags/internal/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "compiler/Driver/Phases.h"
 #include "compiler/Driver/RunCommand.h"
 #include "compiler/Reference/InterpreterProgram.h"
-#include "runtime/Main.h"
+#include "runtime/harness/Main.h"
 #include "compiler/Autodiff/Vjp.h"
 #include "compiler/Model/ModelLoader.h"
 #include "compiler/Training/Passes.h"
@@ -131,16 +128,9 @@ Errors are reported as file:line:col: error: message.
 )";
 
 std::string stageHelp() {
-  std::string out = "\nStages (--emit), in pipeline order:\n";
-  for (const stepc::PhaseInfo &info : stepc::allPhases())
-    out += "  " + std::string(info.name) + ": " + info.description + "\n";
-  out += "  plan: (a view, not IR) the host plan at `buffers`: the ordered kernel calls, GEMMs, "
-         "copies and loops, each buffer named by where it lives\n";
-  out += "  gpu: (--target=cuda, after buffers) the kernels as gpu.func in gpu.module "
-         "@stepc_kernels, tiles to blocks and elements to threads; calls as gpu.launch_func\n";
-  out += "  ptx: (--target=cuda; a view, not IR) the kernels' PTX for --gpu-arch, through NVVM "
-         "and LLVM's NVPTX backend\n";
-  return out;
+  return "\nStages (--emit), in pipeline order:\n" + stepc::codegen::describeStages() +
+         "Each target has the stages that name it (all: the others). --dump-phases-to writes "
+         "every stage up to --emit as NN.STAGE.mlir (views: .txt, .ptx).\n";
 }
 
 int fail(const std::string &message) {
@@ -198,33 +188,35 @@ std::vector<std::string> normalizeFlagNames(int argc, char **argv) {
 
 bool isSpecified(const std::string &flag) { return specifiedFlags.count(flag) > 0; }
 
-// Advances `module` from the previous stage to `phase`.
-mlir::LogicalResult runPhase(stepc::Phase phase, mlir::ModuleOp module) {
-  mlir::PassManager pm(module.getContext());
-  switch (phase) {
-    case stepc::Phase::Model:
-      return mlir::success();
-    case stepc::Phase::Train: {
-      stepc::train::BuildTrainStepOptions options;
-      options.optimizer = absl::GetFlag(FLAGS_optimizer);
-      // Only flags given on the command line override the model (NaN means unset).
-      if (isSpecified("lr")) options.lr = absl::GetFlag(FLAGS_lr);
-      if (isSpecified("sam_rho")) options.samRho = absl::GetFlag(FLAGS_sam_rho);
-      options.microBatches = absl::GetFlag(FLAGS_micro_batches);
-      options.clip = absl::GetFlag(FLAGS_clip);
-      pm.addPass(stepc::train::createBuildTrainStep(options));
-      break;
-    }
-    case stepc::Phase::Linalg:
-      return stepc::backend::runPipeline(module, stepc::backend::linalgPipeline());
-    case stepc::Phase::Kernels:
-      return stepc::backend::runPipeline(module, stepc::backend::kernelsPipeline());
-    case stepc::Phase::Buffers:
-      return stepc::backend::runPipeline(module, stepc::backend::buffersPipeline());
-    case stepc::Phase::LLVM:
-      return stepc::backend::runPipeline(module, stepc::backend::llvmPipeline());
+// The `train` stage's overrides of the model's step.config: only flags given on the command
+// line override (NaN means unset).
+stepc::train::BuildTrainStepOptions trainOverrides() {
+  stepc::train::BuildTrainStepOptions options;
+  options.optimizer = absl::GetFlag(FLAGS_optimizer);
+  if (isSpecified("lr")) options.lr = absl::GetFlag(FLAGS_lr);
+  if (isSpecified("sam_rho")) options.samRho = absl::GetFlag(FLAGS_sam_rho);
+  options.microBatches = absl::GetFlag(FLAGS_micro_batches);
+  options.clip = absl::GetFlag(FLAGS_clip);
+  return options;
+}
+
+// Advances `module` through the `train` stage (the interpreter's commands need no more).
+mlir::LogicalResult runTrainStage(mlir::ModuleOp module,
+                                  const stepc::codegen::StageOptions &options) {
+  return stepc::codegen::runStage(*stepc::codegen::findStage(options.target, "train"), module,
+                                  options);
+}
+
+bool writeText(const std::string &text, llvm::StringRef path) {
+  std::string error;
+  auto out = mlir::openOutputFile(path, &error);
+  if (!out) {
+    fail("cannot write '" + path.str() + "': " + error);
+    return false;
   }
-  return pm.run(module);
+  out->os() << text;
+  out->keep();
+  return true;
 }
 
 bool writeModule(mlir::ModuleOp module, llvm::StringRef path) {
@@ -240,11 +232,11 @@ bool writeModule(mlir::ModuleOp module, llvm::StringRef path) {
   return true;
 }
 
-// The `llvm` stage to an object file, linked with the runtime into the executable -o NAME.
-// `cuda`: the module at `buffers`, to compile the CUDA step from (next to the CPU step, which
+// The CPU step's `llvm` stage to an object file, linked with the runtime into the executable
+// -o NAME. `cuda`: the CUDA step's `llvm` stage, linked next to the CPU step (which
 // --device=auto falls back to).
 int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, const char *argv0,
-                            mlir::ModuleOp cuda) {
+                            mlir::ModuleOp cuda, const std::string &gpuArch) {
   std::string output = absl::GetFlag(FLAGS_o);
   if (output.empty()) output = model.getSymName().str();
   if (output == "-") return fail("-o -: an executable cannot go to stdout (use --emit=STAGE)");
@@ -252,7 +244,7 @@ int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, c
   if (!outputDir.empty() && !llvm::sys::fs::is_directory(outputDir))
     return fail("cannot write '" + output + "': there is no directory '" + outputDir.str() + "'");
   std::string searched;
-  std::string archive = stepc::backend::findRuntimeArchive(argv0, searched);
+  std::string archive = stepc::codegen::findRuntimeArchive(argv0, searched);
   if (archive.empty())
     return fail("cannot find the runtime archive libstepc_rt.a (looked in " + searched +
                 "); build //runtime:stepc_rt or set STEPC_RUNTIME_ARCHIVE");
@@ -279,36 +271,30 @@ int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, c
       std::fprintf(stderr, "stepc: %lld kernel calls (%lld distinct kernels)\n",
                    static_cast<long long>(calls.getInt()), static_cast<long long>(distinct.getInt()));
   }
-  stepc::backend::ObjectOptions options;
+  stepc::codegen::ObjectOptions options;
   options.cpu = absl::GetFlag(FLAGS_cpu);
-  if (failed(stepc::backend::emitObject(module, object, options))) {
+  if (failed(stepc::codegen::emitObject(module, object, options))) {
     llvm::sys::fs::remove(temporary);
     return 1;
   }
   std::vector<std::string> objects = {object};
   llvm::SmallString<128> cudaTemporary;
   if (cuda) {
-    std::string chip = absl::GetFlag(FLAGS_gpu_arch);
     std::string cudaObject = output + ".cuda.o";
     if (!absl::GetFlag(FLAGS_keep_object)) {
       if (std::error_code ec = llvm::sys::fs::createTemporaryFile("stepc-cuda", "o", cudaTemporary))
         return fail("cannot create a temporary file: " + ec.message());
       cudaObject = cudaTemporary.str().str();
     }
-    if (!llvm::StringRef(chip).starts_with("sm_"))
-      return fail("--gpu-arch expects an NVIDIA architecture like sm_90, found '" + chip + "'");
-    if (failed(stepc::backend::runPipeline(
-            cuda, (stepc::backend::gpuPipeline() + "," +
-                   stepc::backend::cudaExecutablePipeline(chip)).str())) ||
-        failed(stepc::backend::emitObject(cuda, cudaObject, options))) {
+    if (failed(stepc::codegen::emitObject(cuda, cudaObject, options))) {
       llvm::sys::fs::remove(temporary);
       llvm::sys::fs::remove(cudaTemporary);
       return 1;
     }
     objects.push_back(cudaObject);
-    std::fprintf(stderr, "stepc: CUDA step for %s (cubin and PTX embedded)\n", chip.c_str());
+    std::fprintf(stderr, "stepc: CUDA step for %s (cubin and PTX embedded)\n", gpuArch.c_str());
   }
-  std::string error = stepc::backend::linkExecutable(objects, archive, output);
+  std::string error = stepc::codegen::linkExecutable(objects, archive, output);
   if (!temporary.empty()) llvm::sys::fs::remove(temporary);
   if (!cudaTemporary.empty()) llvm::sys::fs::remove(cudaTemporary);
   if (!error.empty()) return fail(error);
@@ -375,27 +361,26 @@ int main(int argc, char **argv) {
   if (absl::GetFlag(FLAGS_batch) < 0) return fail("--batch must be positive");
   std::string error;
   if (!parseDimFlags(absl::GetFlag(FLAGS_dim), overrides.dims, error)) return fail(error);
-  std::string emitFlag = absl::GetFlag(FLAGS_emit);
-  std::string target = absl::GetFlag(FLAGS_target);
-  if (target != "cpu" && target != "cuda" && target != "cuda-emulated")
-    return fail("--target expects cpu, cuda or cuda-emulated, found '" + target + "'");
-  // The CUDA stages follow `buffers`; --emit=gpu / ptx ask for them, and --emit=llvm with
-  // --target=cuda for the CUDA step's host module (LLVM dialect, the kernels embedded).
-  std::string gpuEmit;
-  if (emitFlag == "gpu" || emitFlag == "ptx" || (target == "cuda" && emitFlag == "llvm")) {
-    target = "cuda";
-    gpuEmit = emitFlag;
-    emitFlag = "buffers";
+  // The stage table (compiler/Codegen/Pipelines.h) drives --emit for every target. A stage that
+  // only another target has (gpu, ptx, emulated) picks that target when --target is not given.
+  namespace cg = stepc::codegen;
+  cg::StageOptions stageOptions;
+  stageOptions.gpuArch = absl::GetFlag(FLAGS_gpu_arch);
+  stageOptions.train = trainOverrides();
+  std::string emitName = absl::GetFlag(FLAGS_emit);
+  std::optional<cg::Target> target = cg::parseTarget(absl::GetFlag(FLAGS_target), error);
+  if (!target) return fail(error);
+  if (!emitName.empty() && !isSpecified("target") && !cg::findStage(*target, emitName))
+    if (std::optional<cg::Target> other = cg::firstTargetWith(emitName)) target = other;
+  stageOptions.target = *target;
+  if (std::string invalid = stageOptions.validate(); !invalid.empty()) return fail(invalid);
+  bool buildExecutable = command == "compile" && emitName.empty();
+  const cg::Stage *emit = cg::findStage(*target, emitName.empty() ? "llvm" : emitName);
+  if (!emit) {
+    std::string known = cg::targetInfo(*target).name;
+    return fail("unknown stage '" + emitName + "' for --emit; expected one of " +
+                cg::stageNames(*target) + " (--target=" + known + ")");
   }
-  bool buildExecutable = command == "compile" && emitFlag.empty();
-  // `plan` is a view of the `buffers` stage (the host's ordered commands), not an IR stage.
-  bool emitPlan = emitFlag == "plan";
-  if (emitPlan) emitFlag = "buffers";
-  std::optional<stepc::Phase> emit =
-      stepc::parsePhase(emitFlag.empty() ? std::string("llvm") : emitFlag);
-  if (!emit)
-    return fail("unknown stage '" + absl::GetFlag(FLAGS_emit) + "' for --emit; expected one of " +
-                stepc::phaseNames() + ", plan, gpu, ptx");
 
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
   if (!buffer) return fail("cannot read '" + path + "': " + buffer.getError().message());
@@ -403,7 +388,7 @@ int main(int argc, char **argv) {
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   mlir::DialectRegistry registry;
   stepc::ad::registerVjpModels(registry);
-  stepc::backend::registerBackendDialects(registry);
+  stepc::codegen::registerCodegenDialects(registry);
   mlir::MLIRContext context(registry);
   // Errors point at the user's file; a dump of the failing op would bury them.
   context.printOpOnDiagnostic(false);
@@ -421,8 +406,8 @@ int main(int argc, char **argv) {
     // The training executable's command line, after `--`, on the interpreter.
     stepc::interp::Options options;
     options.precision = interpPrecision;
-    if (failed(runPhase(stepc::Phase::Train, *module)) ||
-        failed(stepc::backend::runPipeline(*module, "step-describe-program")))
+    if (failed(runTrainStage(*module, stageOptions)) ||
+        failed(cg::describeProgram(*module)))
       return 1;
     auto program = stepc::ref::InterpreterProgram::create(*module, options);
     if (failed(program)) return 1;
@@ -441,66 +426,48 @@ int main(int argc, char **argv) {
     if (run.steps < 0) return fail("--steps must be >= 0");
     run.precision = interpPrecision;
     // --steps=0 evaluates the loss function only: no train step to build.
-    if (run.steps > 0 && failed(runPhase(stepc::Phase::Train, *module))) return 1;
+    if (run.steps > 0 && failed(runTrainStage(*module, stageOptions))) return 1;
     return stepc::runInInterpreter(*module, run, llvm::outs());
   }
+  // Every stage of the target up to --emit, in order; views print from the module as it is.
+  // A CUDA executable also carries the CPU step, compiled from the shared `buffers` stage.
   std::string dumpDir = absl::GetFlag(FLAGS_dump_phases_to);
-  mlir::OwningOpRef<mlir::ModuleOp> cudaModule;
-  for (const stepc::PhaseInfo &info : stepc::allPhases()) {
-    if (info.phase != stepc::Phase::Model && failed(runPhase(info.phase, *module))) return 1;
-    // cuda: the CUDA step is compiled from the `buffers` stage, next to the CPU step.
-    if (info.phase == stepc::Phase::Buffers && target == "cuda" && buildExecutable)
-      cudaModule = mlir::OwningOpRef<mlir::ModuleOp>(module->clone());
-    // cuda-emulated: the kernels as the CUDA mapping makes them (block reductions lowered to
-    // shuffles and barriers, as for the GPU), run on the CPU.
-    if (info.phase == stepc::Phase::Buffers && target == "cuda-emulated" &&
-        failed(stepc::backend::runPipeline(
-            *module, (stepc::backend::gpuPipeline() + ",step-lower-gpu-reductions,step-emulate-gpu").str())))
-      return 1;
+  std::string output = absl::GetFlag(FLAGS_o);
+  mlir::OwningOpRef<mlir::ModuleOp> cpuStep;
+  std::string view;
+  auto stages = cg::stagesOf(*target);
+  for (size_t index = 0; index < stages.size(); ++index) {
+    const cg::Stage &stage = *stages[index];
+    bool wanted = &stage == emit || !dumpDir.empty();
+    if (stage.kind == cg::StageKind::View && !wanted) continue;
+    view.clear();
+    if (failed(cg::runStage(stage, *module, stageOptions, &view))) return 1;
+    if (llvm::StringRef(stage.name) == "buffers" && buildExecutable &&
+        cg::targetInfo(*target).embedsCpuStep)
+      cpuStep = mlir::OwningOpRef<mlir::ModuleOp>(module->clone());
     if (!dumpDir.empty()) {
       if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
         return fail("cannot create '" + dumpDir + "': " + ec.message());
       llvm::SmallString<256> file(dumpDir);
       char name[64];
-      std::snprintf(name, sizeof(name), "%02d.%s.mlir",
-                    static_cast<int>(&info - stepc::allPhases().data()), info.name);
+      std::snprintf(name, sizeof(name), "%02d.%s.%s", static_cast<int>(index), stage.name,
+                    stage.extension);
       llvm::sys::path::append(file, name);
-      if (!writeModule(*module, file)) return 1;
-    }
-    if (info.phase == *emit) break;
-  }
-  if (buildExecutable)
-    return buildTrainingExecutable(*module, model, argv[0],
-                                   cudaModule ? *cudaModule : mlir::ModuleOp());
-  std::string output = absl::GetFlag(FLAGS_o);
-  if (!gpuEmit.empty()) {
-    if (failed(stepc::backend::runPipeline(*module, stepc::backend::gpuPipeline()))) return 1;
-    if (gpuEmit == "gpu") return writeModule(*module, output.empty() ? "-" : output) ? 0 : 1;
-    if (gpuEmit == "llvm") {
-      std::string chip = absl::GetFlag(FLAGS_gpu_arch);
-      if (!llvm::StringRef(chip).starts_with("sm_"))
-        return fail("--gpu-arch expects an NVIDIA architecture like sm_90, found '" + chip + "'");
-      if (failed(stepc::backend::runPipeline(*module,
-                                             stepc::backend::cudaExecutablePipeline(chip))))
+      if (stage.kind == cg::StageKind::View ? !writeText(view, file) : !writeModule(*module, file))
         return 1;
-      return writeModule(*module, output.empty() ? "-" : output) ? 0 : 1;
     }
-    auto ptx = stepc::backend::emitPtx(*module, absl::GetFlag(FLAGS_gpu_arch));
-    if (failed(ptx)) return 1;
-    std::string error;
-    auto out = mlir::openOutputFile(output.empty() ? "-" : output, &error);
-    if (!out) return fail("cannot write '" + output + "': " + error);
-    out->os() << *ptx;
-    out->keep();
-    return 0;
+    if (&stage == emit) break;
   }
-  if (emitPlan) {
-    std::string error;
-    auto out = mlir::openOutputFile(output.empty() ? "-" : output, &error);
-    if (!out) return fail("cannot write '" + output + "': " + error);
-    if (failed(stepc::backend::printPlan(*module, out->os()))) return 1;
-    out->keep();
-    return 0;
+  if (buildExecutable) {
+    if (!cpuStep)
+      return buildTrainingExecutable(*module, model, argv[0], mlir::ModuleOp(),
+                                     stageOptions.gpuArch);
+    cg::StageOptions cpuOptions = stageOptions;
+    cpuOptions.target = cg::Target::CPU;
+    if (failed(cg::runStage(*cg::findStage(cg::Target::CPU, "llvm"), *cpuStep, cpuOptions)))
+      return 1;
+    return buildTrainingExecutable(*cpuStep, model, argv[0], *module, stageOptions.gpuArch);
   }
+  if (emit->kind == cg::StageKind::View) return writeText(view, output.empty() ? "-" : output) ? 0 : 1;
   return writeModule(*module, output.empty() ? "-" : output) ? 0 : 1;
 }

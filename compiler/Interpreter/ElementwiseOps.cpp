@@ -11,7 +11,7 @@
 #include "compiler/Interpreter/Kernels.h"
 #include "compiler/Interpreter/TensorUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
-#include "runtime/Philox.h"
+#include "runtime/base/Philox.h"
 
 namespace stepc::interp {
 namespace {

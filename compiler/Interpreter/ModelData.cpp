@@ -5,8 +5,8 @@
 
 #include "compiler/Interpreter/TensorUtils.h"
 #include "dialects/step/IR/StepSpecs.h"
-#include "runtime/Data.h"
-#include "runtime/Init.h"
+#include "runtime/formats/Data.h"
+#include "runtime/base/Init.h"
 
 namespace stepc::interp {
 

@@ -1,15 +1,15 @@
 //===- ModelData.h - parameters and inputs of a model for the interpreter -*- C++ -*-===//
 //
 // What a training run would feed a model, computed on the host: parameters initialised from
-// their `step.param` initialisers (runtime/Init.h, the same values the training executable
-// starts from) and one step's batch from the built-in data (runtime/Data.h).
+// their `step.param` initialisers (runtime/base/Init.h, the same values the training executable
+// starts from) and one step's batch from the built-in data (runtime/formats/Data.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_COMPILER_INTERPRETER_MODELDATA_H
 #define STEPC_COMPILER_INTERPRETER_MODELDATA_H
 
 #include "compiler/Interpreter/Interpreter.h"
-#include "runtime/Init.h"
+#include "runtime/base/Init.h"
 
 namespace stepc::interp {
 

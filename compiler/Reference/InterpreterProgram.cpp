@@ -1,6 +1,8 @@
 //===- InterpreterProgram.cpp - the reference interpreter as a StepProgram ===//
 #include "compiler/Reference/InterpreterProgram.h"
 
+#include "runtime/hal/Device.h"
+
 #include <cmath>
 
 namespace stepc::ref {
@@ -76,5 +78,11 @@ rt::Status InterpreterProgram::evaluate(const rt::StepBuffers &buffers, int64_t 
   loss = static_cast<float>(results.at(0).data.at(0));
   return {};
 }
+
+rt::Status InterpreterProgram::selectDevice(const std::string &device) {
+  return rt::selectCpuStepDevice(device);
+}
+
+std::string InterpreterProgram::describeGpu() const { return rt::describeGpu(); }
 
 }  // namespace stepc::ref

@@ -14,7 +14,8 @@
 
 #include "compiler/Interpreter/Interpreter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "runtime/ProgramDescription.h"
+#include "runtime/formats/ProgramDescription.h"
+#include "runtime/harness/StepProgram.h"
 
 namespace stepc::ref {
 
@@ -27,6 +28,10 @@ class InterpreterProgram : public rt::StepProgram {
   const rt::ProgramInfo &info() const override { return description_.info; }
   rt::Status run(const rt::StepBuffers &buffers, int64_t step, rt::StepMetrics &metrics) override;
   rt::Status evaluate(const rt::StepBuffers &buffers, int64_t step, double &loss) override;
+  /// The interpreter runs on the CPU; --device and `info` report the GPU as a CPU-only
+  /// executable does (runtime/hal/Device.h).
+  rt::Status selectDevice(const std::string &device) override;
+  std::string describeGpu() const override;
 
  private:
   InterpreterProgram(rt::ProgramDescription d, mlir::func::FuncOp train, mlir::func::FuncOp eval,

@@ -8,6 +8,9 @@
 namespace stepc::train {
 namespace {
 
+// Parameter declaration -> the value holding it; empty inside called bodies and custom regions.
+using ParamMap = llvm::DenseMap<mlir::Operation *, mlir::Value>;
+
 class ForwardEmitter {
  public:
   ForwardEmitter(mlir::OpBuilder &b, step::ModelOp model, mlir::Value step)
@@ -62,7 +65,7 @@ class ForwardEmitter {
     mlir::IRMapping inner;
     for (auto [arg, operand] : llvm::zip(callee.getBody().getArguments(), call.getArgs()))
       inner.map(arg, map.lookupOrDefault(operand));
-    if (failed(emitBlock(callee.getBody().front(), inner, {}, emitted))) return mlir::failure();
+    if (failed(emitBlock(callee.getBody().front(), inner, ParamMap(), emitted))) return mlir::failure();
     auto ret = llvm::cast<step::ReturnOp>(callee.getBody().front().getTerminator());
     for (auto [result, value] : llvm::zip(call.getResults(), ret.getValues()))
       map.map(result, inner.lookupOrDefault(value));
@@ -80,7 +83,7 @@ class ForwardEmitter {
     mlir::IRMapping inner;
     for (auto [arg, input] : llvm::zip(custom.getForward().getArguments(), inputs))
       inner.map(arg, forward->addArgument(input.getType(), arg.getLoc()));
-    if (failed(emitBlock(custom.getForward().front(), inner, {}, nullptr))) return mlir::failure();
+    if (failed(emitBlock(custom.getForward().front(), inner, ParamMap(), nullptr))) return mlir::failure();
     llvm::SmallVector<mlir::Value> results;
     for (mlir::Value v : custom.getForward().front().getTerminator()->getOperands())
       results.push_back(inner.lookupOrDefault(v));
@@ -95,7 +98,7 @@ class ForwardEmitter {
                                           : results[i - inputs.size()].getType();
       back.map(arg, backward->addArgument(type, arg.getLoc()));
     }
-    if (failed(emitBlock(custom.getBackward().front(), back, {}, nullptr))) return mlir::failure();
+    if (failed(emitBlock(custom.getBackward().front(), back, ParamMap(), nullptr))) return mlir::failure();
     llvm::SmallVector<mlir::Value> grads;
     for (mlir::Value v : custom.getBackward().front().getTerminator()->getOperands())
       grads.push_back(back.lookupOrDefault(v));

@@ -8,6 +8,9 @@ config.name = "stepc"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
+# Test outputs (%t) go outside the source tree, under bazel-out's neighbour build/lit.
+config.test_exec_root = os.path.join(os.path.dirname(os.path.dirname(config.test_source_root)),
+                                     "build", "lit")
 config.excludes = ["Inputs", "lit.cfg.py"]
 
 repo = os.path.abspath(os.path.join(config.test_source_root, "..", ".."))
@@ -18,37 +21,26 @@ config.substitutions.append(("%stepc-opt", os.path.join(bin_dir, "stepc-opt")))
 config.substitutions.append(("%stepc", os.path.join(bin_dir, "stepc")))
 config.substitutions.append(("%models", os.path.join(repo, "models")))
 
-# Running lowered code on the CPU (tests/lit/lower_to_linalg_run*.mlir): upstream mlir-opt takes
-# linalg on tensors to the LLVM dialect, mlir-cpu-runner JIT-runs @main with the runner
-# libraries (printMemrefF32). Both come with Debian's mlir-N-tools / libmlir-N-dev.
+# Running lowered code on the CPU (tests/lit/compiler/Conversion/StepToLinalg/*_run_*.mlir and
+# the emulation tests): stepc-opt's registered stepc-runner-llvm pipeline (Pipelines.cpp) takes
+# linalg on tensors to the LLVM dialect, mlir-cpu-runner JIT-runs @main with the runner libraries
+# (printMemrefF32). The runner comes with Debian's mlir-N-tools / libmlir-N-dev.
 llvm_lib = os.path.join(os.path.dirname(llvm_bin), "lib")
-linalg_to_llvm = ",".join([
-    "one-shot-bufferize{bufferize-function-boundaries}",
-    "convert-linalg-to-loops",
-    "convert-scf-to-cf",
-    "expand-strided-metadata",
-    "lower-affine",
-    "finalize-memref-to-llvm",
-    "convert-math-to-llvm",
-    "convert-math-to-libm",
-    "convert-arith-to-llvm",
-    "convert-func-to-llvm",
-    "convert-cf-to-llvm",
-    "reconcile-unrealized-casts",
-])
 runner_libs = ",".join(os.path.join(llvm_lib, lib) for lib in
                        ["libmlir_runner_utils.so", "libmlir_c_runner_utils.so"])
 config.substitutions.append(("%linalg-to-llvm",
-                             "%s --pass-pipeline='builtin.module(%s)'"
-                             % (os.path.join(llvm_bin, "mlir-opt"), linalg_to_llvm)))
+                             "%s --pass-pipeline='builtin.module(stepc-runner-llvm)'"
+                             % os.path.join(bin_dir, "stepc-opt")))
 config.substitutions.append(("%run-cpu",
                              "%s -e main -entry-point-result=void -shared-libs=%s"
                              % (os.path.join(llvm_bin, "mlir-cpu-runner"), runner_libs)))
 config.environment["PATH"] = os.pathsep.join([llvm_bin, config.environment.get("PATH", "/usr/bin:/bin")])
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# The lit tree's root, for tests that read another test's cases (it mirrors the source tree).
+config.substitutions.append(("%tests", config.test_source_root))
 
-# The CUDA toolkit's ptxas assembles the PTX stepc emits (tests/lit/cuda/). It comes with the
+# The CUDA toolkit's ptxas assembles the PTX stepc emits (tests/lit/compiler/Codegen/LLVMGPU/). It comes with the
 # machine image (/usr/local/cuda, CUDA 13), not with a GPU: these tests need no device. Set
 # PTXAS to use another; without one they are reported UNSUPPORTED (lit's summary names them).
 ptxas = os.environ.get("PTXAS", "/usr/local/cuda/bin/ptxas")

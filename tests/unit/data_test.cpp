@@ -1,5 +1,5 @@
 // The built-in data: the corpus, token windows and the classification set.
-#include "runtime/Data.h"
+#include "runtime/formats/Data.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Parameter initialisers: orthogonality, distributions, determinism and name streams.
-#include "runtime/Init.h"
+#include "runtime/base/Init.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "interpreter_test_util.h"
-#include "runtime/Philox.h"
+#include "runtime/base/Philox.h"
 
 namespace stepc::interp::testing {
 namespace {

@@ -1,5 +1,5 @@
 // Philox4x32-10 against Random123's known-answer vectors, and the distributions built on it.
-#include "runtime/Philox.h"
+#include "runtime/base/Philox.h"
 
 #include <gtest/gtest.h>
 

@@ -102,7 +102,7 @@ LogicalResult checkAttrs(MLIRContext *ctx, const Reporter &r, Adaptor &adaptor) 
 std::optional<RankedTensorType> ranked(const Reporter &r, mlir::Value v, llvm::StringRef what) {
   auto type = llvm::dyn_cast<RankedTensorType>(v.getType());
   if (!type || !type.hasStaticShape()) {
-    r.fail("expected ", what, " to be a static-shaped ranked tensor, found ", v.getType());
+    (void)r.fail("expected ", what, " to be a static-shaped ranked tensor, found ", v.getType());
     return std::nullopt;
   }
   return type;
@@ -398,18 +398,18 @@ static std::optional<std::array<int64_t, 3>> convGradDims(const Reporter &r, Ran
                                                           int64_t cinPerGroup, int64_t groups,
                                                           llvm::StringRef padding) {
   if (x.getRank() != 3 || g.getRank() != 3) {
-    r.fail("expected rank-3 [B, S, C] input and gradient");
+    (void)r.fail("expected rank-3 [B, S, C] input and gradient");
     return std::nullopt;
   }
   int64_t outSeq = padding == "causal" ? x.getDimSize(1) : x.getDimSize(1) - k + 1;
   if (g.getDimSize(0) != x.getDimSize(0) || g.getDimSize(1) != outSeq) {
-    r.fail("expected a gradient of shape [", x.getDimSize(0), ", ", outSeq, ", Cout], found ",
+    (void)r.fail("expected a gradient of shape [", x.getDimSize(0), ", ", outSeq, ", Cout], found ",
            shapeString(g.getShape()));
     return std::nullopt;
   }
   int64_t cin = x.getDimSize(2), cout = g.getDimSize(2);
   if (cin % groups || cout % groups || cin / groups != cinPerGroup) {
-    r.fail("channels do not match groups = ", groups, ": Cin = ", cin, ", Cout = ", cout);
+    (void)r.fail("channels do not match groups = ", groups, ": Cin = ", cin, ", Cout = ", cout);
     return std::nullopt;
   }
   return std::array<int64_t, 3>{k, cin, cout};

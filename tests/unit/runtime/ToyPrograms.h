@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/StepProgram.h"
+#include "runtime/harness/StepProgram.h"
 
 namespace stepc::rt::testing {
 

@@ -1,12 +1,12 @@
 // Checkpoints: round trips, the documented safetensors layout, refusal of other models,
 // damaged, truncated and unknown-version files, and atomic replacement.
-#include "runtime/Checkpoint.h"
+#include "runtime/formats/Checkpoint.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "runtime/Safetensors.h"
+#include "runtime/formats/Safetensors.h"
 #include "tests/unit/runtime/TestFiles.h"
 
 namespace stepc::rt {

@@ -1,13 +1,13 @@
 // The training executable's command line: every flag, clear errors for bad ones, and main()'s
 // exit codes and output.
-#include "runtime/Cli.h"
+#include "runtime/harness/Cli.h"
 
 #include <gtest/gtest.h>
 
 #include <csignal>
 #include <cstdio>
 
-#include "runtime/Main.h"
+#include "runtime/harness/Main.h"
 #include "tests/unit/runtime/TestFiles.h"
 #include "tests/unit/runtime/ToyPrograms.h"
 

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/cuda/Blas.h"
+#include "runtime/hal/cuda/Blas.h"
 
 namespace stepc::rt::cuda {
 namespace {

@@ -1,4 +1,4 @@
-// The CUDA driver behind its dlopen seam (runtime/cuda/Driver.h), with a fake libcuda: a
+// The CUDA driver behind its dlopen seam (runtime/hal/cuda/Driver.h), with a fake libcuda: a
 // missing library, a missing function, a driver without a device and one that reports none
 // each give one clear error; a present device is described (name, sm_XY, memory). The real
 // loader on a machine without a driver gives the missing-library error.
@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/Device.h"
-#include "runtime/cuda/Driver.h"
+#include "runtime/hal/Device.h"
+#include "runtime/hal/cuda/Driver.h"
 
 namespace stepc::rt::cuda {
 namespace {

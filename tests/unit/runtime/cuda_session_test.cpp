@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/cuda/CudaStep.h"
-#include "runtime/cuda/Session.h"
+#include "runtime/hal/cuda/CudaStep.h"
+#include "runtime/hal/cuda/Session.h"
 
 extern "C" {
 void *mgpuModuleLoad(void *data, uint64_t size);

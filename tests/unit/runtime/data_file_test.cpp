@@ -2,8 +2,8 @@
 // function of (seed, step) drawn by the same sampler as the built-in corpus.
 #include <gtest/gtest.h>
 
-#include "runtime/Data.h"
-#include "runtime/DataFile.h"
+#include "runtime/formats/Data.h"
+#include "runtime/formats/DataFile.h"
 #include "tests/unit/runtime/TestFiles.h"
 
 namespace stepc::rt {

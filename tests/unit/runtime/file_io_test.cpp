@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "runtime/Checksum.h"
-#include "runtime/FileIO.h"
+#include "runtime/base/Checksum.h"
+#include "runtime/base/FileIO.h"
 #include "tests/unit/runtime/TestFiles.h"
 
 namespace stepc::rt {

@@ -1,6 +1,6 @@
 // The JSON reader and writer: values, escapes, UTF-8, errors with byte positions, and
 // robustness against truncated and random input.
-#include "runtime/Json.h"
+#include "runtime/base/Json.h"
 
 #include <gtest/gtest.h>
 

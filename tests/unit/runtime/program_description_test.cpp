@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "gtest/gtest.h"
-#include "runtime/CompiledProgram.h"
-#include "runtime/ProgramDescription.h"
+#include "runtime/hal/CompiledProgram.h"
+#include "runtime/formats/ProgramDescription.h"
 
 namespace stepc::rt {
 namespace {

@@ -1,5 +1,5 @@
 // The progress line (plain and in place) and the metrics JSONL file.
-#include "runtime/Reporter.h"
+#include "runtime/harness/Reporter.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "runtime/Json.h"
+#include "runtime/base/Json.h"
 #include "tests/unit/runtime/TestFiles.h"
 
 namespace stepc::rt {

@@ -1,6 +1,6 @@
 // safetensors: round trips, the reference layout byte for byte, dtype conversions, and
 // validation of damaged, truncated and hostile files.
-#include "runtime/Safetensors.h"
+#include "runtime/formats/Safetensors.h"
 
 #include <gtest/gtest.h>
 

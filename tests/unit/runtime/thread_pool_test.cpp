@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/Gemm.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/hal/Gemm.h"
+#include "runtime/hal/cpu/ThreadPool.h"
 
 namespace stepc::rt {
 namespace {

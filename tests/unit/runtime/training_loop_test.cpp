@@ -1,16 +1,16 @@
 // The training loop on hand-written step programs: the loss falls, runs are reproducible,
 // resume is bit-identical, other models' checkpoints are refused, and bad data, init files and
 // checkpoint directories get clear errors.
-#include "runtime/TrainingLoop.h"
+#include "runtime/harness/TrainingLoop.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "runtime/BatchSource.h"
-#include "runtime/Checkpoint.h"
-#include "runtime/Json.h"
-#include "runtime/Safetensors.h"
+#include "runtime/harness/BatchSource.h"
+#include "runtime/formats/Checkpoint.h"
+#include "runtime/base/Json.h"
+#include "runtime/formats/Safetensors.h"
 #include "tests/unit/runtime/TestFiles.h"
 #include "tests/unit/runtime/ToyPrograms.h"
 

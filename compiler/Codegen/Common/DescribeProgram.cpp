@@ -1,0 +1,265 @@
+//===- DescribeProgram.cpp - --step-describe-program ----------------------===//
+//
+// Fixes the step program's interface before lowering erases it: adds @eval_loss (the loss of
+// the params on a batch, for `NAME eval`) next to @train_step, and records what every argument
+// and result of both is (param i, state j, batch buffer k, the step, a metric) in the module
+// attribute `step.program`, the JSON the runtime reads (runtime/formats/ProgramDescription.h). Later
+// stages only have pointers; this is where their meaning is written down.
+//
+//===----------------------------------------------------------------------===//
+#include <map>
+
+#include "compiler/Codegen/Common/Passes.h"
+#include "compiler/Interpreter/ModelData.h"
+#include "compiler/Training/LossFunction.h"
+#include "compiler/Training/TrainConfig.h"
+#include "dialects/step/IR/StepDialect.h"
+#include "dialects/step/IR/StepSpecs.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "runtime/base/Init.h"
+#include "runtime/formats/ProgramDescription.h"
+
+namespace stepc::codegen {
+
+#define GEN_PASS_DEF_DESCRIBEPROGRAM
+#include "compiler/Codegen/Common/Passes.h.inc"
+
+namespace {
+
+std::vector<int64_t> shapeOf(mlir::Type type) {
+  auto tensor = llvm::cast<mlir::RankedTensorType>(type);
+  return {tensor.getShape().begin(), tensor.getShape().end()};
+}
+
+llvm::StringRef attrString(mlir::DictionaryAttr attrs, llvm::StringRef key) {
+  auto value = attrs ? llvm::dyn_cast_or_null<mlir::StringAttr>(attrs.get(key)) : nullptr;
+  return value ? value.getValue() : llvm::StringRef();
+}
+
+int64_t elements(mlir::Type type) {
+  auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() ? tensor.getNumElements() : 0;
+}
+
+// Floating-point operations of `fn`: contractions and convolutions exactly (2 per
+// multiply-add), every other tensor op one per result element; repeat bodies count once per
+// iteration.
+double countFlops(mlir::func::FuncOp fn) {
+  double total = 0;
+  fn.walk([&](mlir::Operation *op) {
+    if (!llvm::isa<step::StepDialect>(op->getDialect()) || op->getNumResults() == 0) return;
+    double times = 1;
+    for (mlir::Operation *p = op->getParentOp(); p && p != fn; p = p->getParentOp())
+      if (auto repeat = llvm::dyn_cast<step::RepeatOp>(p)) times *= repeat.getCount();
+    double out = static_cast<double>(elements(op->getResult(0).getType()));
+    double flops = out;
+    auto lastDim = [](mlir::Value v, int fromEnd) {
+      auto t = llvm::cast<mlir::RankedTensorType>(v.getType());
+      return static_cast<double>(t.getDimSize(t.getRank() - fromEnd));
+    };
+    if (auto mm = llvm::dyn_cast<step::MatmulOp>(op))
+      flops = 2 * out * lastDim(mm.getLhs(), mm.getTransposeLhs() ? 2 : 1);
+    else if (auto bmm = llvm::dyn_cast<step::BatchMatmulOp>(op))
+      flops = 2 * out * lastDim(bmm.getLhs(), bmm.getTransposeLhs() ? 2 : 1);
+    else if (llvm::isa<step::Conv1dOp, step::Conv1dGradInputOp, step::Conv1dGradWeightOp>(op)) {
+      // 2 · (output positions · output channels) · (taps · input channels per group); the three
+      // convolutions each do that much work, whichever of them this is.
+      double biggest = 0, weight = 0;
+      llvm::SmallVector<mlir::Value> values(op->getOperands());
+      values.append(op->getResults().begin(), op->getResults().end());
+      for (mlir::Value v : values) {
+        double n = static_cast<double>(elements(v.getType()));
+        auto t = llvm::cast<mlir::RankedTensorType>(v.getType());
+        if (t.getRank() == 3 && n > biggest) biggest = n;
+      }
+      mlir::Value w = llvm::isa<step::Conv1dGradWeightOp>(op) ? op->getResult(0) : op->getOperand(1);
+      weight = static_cast<double>(elements(w.getType()));
+      double channelsOut = lastDim(w, 1);
+      flops = 2 * biggest * weight / channelsOut;
+    }
+    total += flops * times;
+  });
+  return total;
+}
+
+struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    auto models = llvm::to_vector(module.getOps<step::ModelOp>());
+    auto train = module.lookupSymbol<mlir::func::FuncOp>("train_step");
+    if (models.size() != 1 || !train) {
+      module.emitError("expected one step.model and its func @train_step (the `train` stage)");
+      return signalPassFailure();
+    }
+    step::ModelOp model = models.front();
+    auto eval = module.lookupSymbol<mlir::func::FuncOp>("eval_loss");
+    if (!eval) {
+      auto built = train::buildLossFunction(module, model, "eval_loss", false);
+      if (failed(built)) return signalPassFailure();
+      eval = *built;
+    }
+    rt::ProgramDescription d;
+    if (failed(describe(model, train, eval, d))) return signalPassFailure();
+    module->setAttr("step.program",
+                    mlir::StringAttr::get(&getContext(), rt::writeProgramDescription(d)));
+    // The entry points take one plain pointer per buffer (MLIR's bare-pointer convention);
+    // kernels keep full memref descriptors, since they receive strided views.
+    for (mlir::func::FuncOp fn : {train, eval})
+      fn->setAttr("llvm.bareptr", mlir::UnitAttr::get(&getContext()));
+    // Bufferization may reuse an argument's buffer once the argument is dead. In @train_step
+    // that is fine (the runtime replaces params and state with the results, and refills the
+    // batch), but @eval_loss must leave the parameters as they are: `eval` runs it on batch
+    // after batch.
+    for (unsigned i = 0; i < eval.getNumArguments(); ++i)
+      eval.setArgAttr(i, "bufferization.writable", mlir::BoolAttr::get(&getContext(), false));
+  }
+
+  mlir::LogicalResult describe(step::ModelOp model,
+                               mlir::func::FuncOp train, mlir::func::FuncOp eval,
+                               rt::ProgramDescription &d) {
+    rt::ProgramInfo &info = d.info;
+    info.name = model.getSymName().str();
+    std::map<std::string, step::ParamOp> params;
+    model.walk([&](step::ParamOp p) { params[p.getDeclName()] = p; });
+    std::map<std::string, step::InputOp> inputs;
+    model.walk([&](step::InputOp in) { inputs[in.getDeclName()] = in; });
+    std::map<std::string, int> paramIndex, inputIndex;
+    std::map<std::pair<std::string, std::string>, int> stateIndex;
+
+    // The interface is @train_step's: params, state and inputs in its argument order.
+    for (unsigned i = 0; i < train.getNumArguments(); ++i) {
+      mlir::DictionaryAttr attrs = train.getArgAttrDict(i);
+      llvm::StringRef role = attrString(attrs, "step.role");
+      std::string name = attrString(attrs, "step.name").str();
+      mlir::Type type = train.getArgument(i).getType();
+      if (role == "param") {
+        auto it = params.find(name);
+        if (it == params.end())
+          return train.emitError("argument ") << i << " is parameter '" << name
+                                              << "', which the model does not declare";
+        rt::ParamSpec p;
+        p.name = name;
+        p.shape = shapeOf(type);
+        if (!llvm::cast<mlir::RankedTensorType>(type).getElementType().isF32())
+          return it->second.emitError("the CPU backend trains f32 parameters; '")
+                 << name << "' is " << type;
+        p.init = interp::initSpecOf(it->second.getInit());
+        p.stackedDims = static_cast<int>(it->second.getStoredType().getRank() -
+                                         it->second.getDeclaredType().getRank());
+        paramIndex[name] = static_cast<int>(info.params.size());
+        info.params.push_back(std::move(p));
+      } else if (role == "state") {
+        rt::StateSpec s;
+        s.slot = attrString(attrs, "step.slot").str();
+        s.param = name;
+        s.shape = shapeOf(type);
+        stateIndex[{s.slot, name}] = static_cast<int>(info.state.size());
+        info.state.push_back(std::move(s));
+      } else if (role == "input" && !inputIndex.count(name)) {
+        auto it = inputs.find(name);
+        if (it == inputs.end()) return train.emitError("unknown input '") << name << "'";
+        step::InputOp op = it->second;
+        rt::InputSpec in;
+        in.name = name;
+        in.shape = shapeOf(op.getResult(0).getType());
+        bool tokens = step::specKind(op.getSource()) == "token_stream";
+        in.source = tokens ? rt::InputSource::kTokenStream : rt::InputSource::kClassification;
+        in.dtype = tokens ? rt::DType::kI32 : rt::DType::kF32;
+        if (tokens)
+          in.vocab = step::specInt(op.getSource(), "vocab");
+        else
+          in.classes = step::specInt(op.getSource(), "classes");
+        inputIndex[name] = static_cast<int>(info.inputs.size());
+        info.inputs.push_back(std::move(in));
+      }
+    }
+    for (unsigned i = 0; i < train.getNumResults(); ++i) {
+      mlir::DictionaryAttr attrs = train.getResultAttrDict(i);
+      std::string name = attrString(attrs, "step.name").str();
+      if (attrString(attrs, "step.role") == "metric" && name != "loss" && name != "lr" &&
+          name != "grad_norm")
+        info.extraMetrics.push_back(name);
+    }
+
+    // Bindings, for both entry points.
+    auto bind = [&](mlir::func::FuncOp fn, rt::EntryDescription &entry) -> mlir::LogicalResult {
+      entry.symbol = fn.getSymName().str();
+      auto one = [&](mlir::DictionaryAttr attrs, mlir::Type type,
+                     rt::Binding &b) -> mlir::LogicalResult {
+        llvm::StringRef role = attrString(attrs, "step.role");
+        std::string name = attrString(attrs, "step.name").str();
+        auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+        if (!tensor || !tensor.hasStaticShape())
+          return fn.emitError("the step program's buffers must be statically shaped tensors");
+        if (role == "param" && paramIndex.count(name)) {
+          b.kind = rt::Binding::Kind::kParam;
+          b.index = paramIndex[name];
+        } else if (role == "state" &&
+                   stateIndex.count({attrString(attrs, "step.slot").str(), name})) {
+          b.kind = rt::Binding::Kind::kState;
+          b.index = stateIndex[{attrString(attrs, "step.slot").str(), name}];
+        } else if (role == "input" && inputIndex.count(name)) {
+          auto index = llvm::dyn_cast_or_null<mlir::IntegerAttr>(attrs.get("step.index"));
+          b.kind = rt::Binding::Kind::kBatch;
+          b.index = 2 * inputIndex[name] + (index ? static_cast<int>(index.getInt()) : 0);
+        } else if (role == "step") {
+          b.kind = rt::Binding::Kind::kStep;
+          if (!tensor.getElementType().isInteger(64) || tensor.getRank() != 0)
+            return fn.emitError("the step counter must be a tensor<i64>");
+        } else if (role == "metric" || role == "loss") {
+          b.kind = rt::Binding::Kind::kMetric;
+          b.metric = role == "loss" ? "loss" : name;
+          if (!tensor.getElementType().isF32() || tensor.getNumElements() != 1)
+            return fn.emitError("metric '") << b.metric << "' must be one f32, not " << type;
+        } else {
+          return fn.emitError("a buffer has no known step.role (param, state, input, step, "
+                              "metric): ")
+                 << attrs;
+        }
+        return mlir::success();
+      };
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+        entry.args.emplace_back();
+        if (failed(one(fn.getArgAttrDict(i), fn.getArgument(i).getType(), entry.args.back())))
+          return mlir::failure();
+      }
+      for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+        entry.results.emplace_back();
+        mlir::DictionaryAttr attrs = fn.getResultAttrDict(i);
+        // The loss function's single result carries no role: it is the loss.
+        if (!attrs || !attrs.get("step.role"))
+          attrs = mlir::DictionaryAttr::get(
+              fn.getContext(), {mlir::NamedAttribute(mlir::StringAttr::get(fn.getContext(), "step.role"),
+                                                     mlir::StringAttr::get(fn.getContext(), "loss"))});
+        if (failed(one(attrs, fn.getResultTypes()[i], entry.results.back())))
+          return mlir::failure();
+      }
+      return mlir::success();
+    };
+    if (failed(bind(train, d.train)) || failed(bind(eval, d.eval))) return mlir::failure();
+    d.train.symbol = "stepc_train_step";
+    d.eval.symbol = "stepc_eval_loss";
+
+    // The fingerprint: everything a checkpoint's tensors mean, i.e. the model's name and the
+    // interface (names, roles, shapes and dtypes of every buffer), hashed.
+    std::string identity = info.name;
+    llvm::raw_string_ostream os(identity);
+    os << train.getFunctionType();
+    for (unsigned i = 0; i < train.getNumArguments(); ++i) os << train.getArgAttrDict(i);
+    for (unsigned i = 0; i < train.getNumResults(); ++i) os << train.getResultAttrDict(i);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(rt::hashName(os.str())));
+    info.fingerprint = info.name + "-" + hex;
+
+    auto config = train::resolveTrainConfig(model, {});
+    if (succeeded(config) && config->schedule != "constant") info.defaultSteps = config->total;
+    info.flopsPerStep = countFlops(train);
+    return mlir::success();
+  }
+};
+
+}  // namespace
+
+}  // namespace stepc::codegen

@@ -1,0 +1,72 @@
+//===- Passes.td - the codegen passes every target shares -*- tablegen -*-===//
+//
+// Declarations only; each pass lives in its own file (named after it) with a header comment
+// saying what it does and why, and has its lit test under tests/lit/compiler/Codegen/Common/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_CODEGEN_COMMON_PASSES_TD
+#define STEPC_CODEGEN_COMMON_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DescribeProgram : Pass<"step-describe-program", "mlir::ModuleOp"> {
+  let summary = "Adds @eval_loss and records the step program's buffer bindings as `step.program`";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::stepc::step::StepDialect"];
+}
+
+def DropModel : Pass<"step-drop-model", "mlir::ModuleOp"> {
+  let summary = "Erases step.model and step.func once the program functions are lowered";
+}
+
+def StridedCopiesToLinalg : Pass<"step-strided-copies-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Rewrites memref.copy between strided buffers as linalg.copy (loops, no runtime call)";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def OutlineKernels : Pass<"step-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Moves each linalg op of the step functions into its own kernel function";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect"];
+}
+
+def FuseElementwise : Pass<"step-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuses elementwise producers into consumers, never into contractions or broadcasts";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def SinkFills : Pass<"step-sink-fills", "mlir::ModuleOp"> {
+  let summary = "Moves each fill of a local buffer down to just before the first op that touches the buffer";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def ContractionsToLibrary : Pass<"step-contractions-to-library", "mlir::ModuleOp"> {
+  let summary = "Replaces bufferized f32 contractions by calls to the GEMM interface (runtime/hal/Gemm.h)";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
+def PlanMemory : Pass<"step-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Places every temporary buffer at a fixed offset of one static arena";
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
+def UpdateInPlace : Pass<"step-update-in-place", "mlir::ModuleOp"> {
+  let summary = "Ties @train_step's param and state results to their arguments, for in-place updates";
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def TileKernels : Pass<"step-tile-kernels", "mlir::ModuleOp"> {
+  let summary = "Tiles each kernel's leading parallel dimensions to an scf.forall";
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"targetTiles", "target-tiles", "int64_t", "64",
+           "About how many forall iterations a kernel is split into">,
+    Option<"minWork", "min-work", "int64_t", "32768",
+           "Kernels with fewer loop iterations than this stay whole">,
+  ];
+}
+
+def GemmEpilogues : Pass<"step-gemm-epilogues", "mlir::ModuleOp"> {
+  let summary = "Folds a bias add (and a residual add) after a library GEMM into the GEMM's epilogue";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
+#endif  // STEPC_CODEGEN_COMMON_PASSES_TD

@@ -1,0 +1,124 @@
+//===- Plan.cpp - the host plan of a bufferized step program --------------===//
+#include "compiler/Codegen/Common/Plan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
+
+namespace stepc::codegen {
+namespace {
+
+class PlanPrinter {
+ public:
+  PlanPrinter(mlir::func::FuncOp fn, llvm::raw_ostream &os) : fn_(fn), os_(os) {
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      mlir::DictionaryAttr attrs = fn.getArgAttrDict(i);
+      std::string name = "arg" + std::to_string(i);
+      if (attrs) {
+        auto role = llvm::dyn_cast_or_null<mlir::StringAttr>(attrs.get("step.role"));
+        auto n = llvm::dyn_cast_or_null<mlir::StringAttr>(attrs.get("step.name"));
+        auto slot = llvm::dyn_cast_or_null<mlir::StringAttr>(attrs.get("step.slot"));
+        if (role && n)
+          name = role.getValue().str() + ":" + (slot ? slot.getValue().str() + "/" : "") +
+                 n.getValue().str();
+      }
+      names_[fn.getArgument(i)] = name;
+    }
+  }
+
+  void print() {
+    os_ << "plan @" << fn_.getSymName() << "\n";
+    block(fn_.getBody().front(), 1);
+  }
+
+ private:
+  std::string describe(mlir::Value v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    mlir::Operation *def = v.getDefiningOp();
+    if (auto view = llvm::dyn_cast_or_null<mlir::memref::ViewOp>(def)) {
+      llvm::APInt offset;
+      std::string at = mlir::matchPattern(view.getByteShift(), mlir::m_ConstantInt(&offset))
+                           ? std::to_string(offset.getSExtValue())
+                           : "?";
+      return "arena+" + at;
+    }
+    if (def && llvm::isa<mlir::memref::SubViewOp, mlir::memref::CollapseShapeOp,
+                         mlir::memref::ExpandShapeOp, mlir::memref::CastOp,
+                         mlir::memref::ReinterpretCastOp>(def))
+      return "view(" + describe(def->getOperand(0)) + ")";
+    if (llvm::isa_and_nonnull<mlir::memref::AllocOp>(def)) return "heap";
+    if (llvm::isa<mlir::BlockArgument>(v)) return "loop";
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    v.printAsOperand(os, mlir::OpPrintingFlags());
+    return text;
+  }
+
+  std::string operands(mlir::Operation *op) {
+    std::string out;
+    for (mlir::Value v : op->getOperands()) {
+      if (!llvm::isa<mlir::MemRefType>(v.getType())) continue;
+      if (!out.empty()) out += ", ";
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      // The GEMM interface takes dynamically shaped views: show the shape cast away.
+      mlir::Value shaped = v;
+      if (auto cast = shaped.getDefiningOp<mlir::memref::CastOp>()) shaped = cast.getSource();
+      auto m = llvm::cast<mlir::MemRefType>(shaped.getType());
+      llvm::interleave(m.getShape(), os, "x");
+      os << "x" << m.getElementType();
+      out += describe(v) + " " + type;
+    }
+    return out;
+  }
+
+  void block(mlir::Block &b, int depth) {
+    std::string indent(2 * depth, ' ');
+    for (mlir::Operation &op : b) {
+      if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
+        if (call.getCallee().starts_with("stepc_profile_")) continue;
+        bool gemm = call.getCallee().starts_with("stepc_");
+        os_ << indent << (gemm ? "gemm " : "kernel ") << call.getCallee() << "(" << operands(call)
+            << ")\n";
+      } else if (auto copy = llvm::dyn_cast<mlir::memref::CopyOp>(op)) {
+        os_ << indent << "copy " << operands(copy) << "\n";
+      } else if (auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op)) {
+        llvm::APInt lo, hi;
+        bool known = mlir::matchPattern(loop.getLowerBound(), mlir::m_ConstantInt(&lo)) &&
+                     mlir::matchPattern(loop.getUpperBound(), mlir::m_ConstantInt(&hi));
+        os_ << indent << "loop "
+            << (known ? std::to_string((hi - lo).getSExtValue()) : std::string("?"))
+            << " iterations\n";
+        block(*loop.getBody(), depth + 1);
+      } else {
+        for (mlir::Region &r : op.getRegions())
+          for (mlir::Block &inner : r) block(inner, depth + 1);
+      }
+    }
+  }
+
+  mlir::func::FuncOp fn_;
+  llvm::raw_ostream &os_;
+  llvm::DenseMap<mlir::Value, std::string> names_;
+};
+
+}  // namespace
+
+mlir::LogicalResult printPlan(mlir::ModuleOp module, llvm::raw_ostream &os) {
+  bool any = false;
+  if (auto memory = module->getAttrOfType<mlir::DictionaryAttr>("step.memory"))
+    os << "// memory: " << memory << "\n";
+  if (auto kernels = module->getAttrOfType<mlir::DictionaryAttr>("step.kernels"))
+    os << "// kernels: " << kernels << "\n";
+  for (auto fn : module.getOps<mlir::func::FuncOp>()) {
+    if (fn.isExternal() || fn->hasAttr("step.kernel")) continue;
+    PlanPrinter(fn, os).print();
+    any = true;
+  }
+  if (!any) return module.emitError("no step function to print a plan for (the `buffers` stage)");
+  return mlir::success();
+}
+
+}  // namespace stepc::codegen

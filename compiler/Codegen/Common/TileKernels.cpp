@@ -1,0 +1,109 @@
+//===- TileKernels.cpp - --step-tile-kernels ------------------------------===//
+//
+// Tiles the linalg op of every outlined kernel (`step.kernel`) to an `scf.forall` over its
+// leading parallel dimensions: the independent pieces of work a kernel splits into. It is the
+// form the CUDA mapping starts from (forall iterations become blocks), and the CPU path runs
+// the iterations in chunks on the runtime's threads (--step-parallelize-kernels).
+//
+// Only the leading parallel dimensions are tiled, so a tile still does whole reductions (a
+// row of a norm, a column of a scan) and the iterations never write the same element. Tile
+// sizes are chosen for about `target-tiles` iterations: outer dimensions with tile size 1
+// until the product of their sizes reaches the target, then the next dimension in chunks,
+// preferring a chunk that divides it (static tile shapes vectorise best). Kernels smaller than
+// `min-work` iterations stay as they are: splitting them costs more than it saves.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Codegen/Common/Passes.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace stepc::codegen {
+
+#define GEN_PASS_DEF_TILEKERNELS
+#include "compiler/Codegen/Common/Passes.h.inc"
+
+namespace {
+
+// Tile sizes for the leading parallel dimensions of `ranges` (0 = not tiled), or none if the
+// op should stay whole.
+llvm::SmallVector<int64_t> chooseTileSizes(mlir::linalg::LinalgOp op, int64_t targetTiles,
+                                           int64_t minWork) {
+  llvm::SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto iterators = op.getIteratorTypesArray();
+  int64_t work = 1;
+  for (int64_t r : ranges) {
+    if (r == mlir::ShapedType::kDynamic) return {};
+    work *= r;
+  }
+  if (work < minWork || ranges.empty() ||
+      iterators.front() != mlir::utils::IteratorType::parallel)
+    return {};
+  llvm::SmallVector<int64_t> sizes(ranges.size(), 0);
+  int64_t tiles = 1;
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    if (iterators[d] != mlir::utils::IteratorType::parallel) break;
+    int64_t n = ranges[d];
+    int64_t want = (targetTiles + tiles - 1) / tiles;  // tiles still wanted from this dim on
+    if (n <= want) {
+      sizes[d] = 1;
+      tiles *= n;
+      if (n == want) break;
+      continue;
+    }
+    int64_t chunk = (n + want - 1) / want;
+    for (int64_t c = chunk; c <= 2 * chunk && c <= n; ++c)
+      if (n % c == 0) {
+        chunk = c;
+        break;
+      }
+    sizes[d] = chunk;
+    tiles *= (n + chunk - 1) / chunk;
+    break;
+  }
+  if (tiles < 2) return {};
+  return sizes;
+}
+
+struct TileKernelsPass : impl::TileKernelsBase<TileKernelsPass> {
+  using TileKernelsBase::TileKernelsBase;
+
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    mlir::IRRewriter rewriter(&getContext());
+    for (auto fn : module.getOps<mlir::func::FuncOp>()) {
+      if (!fn->hasAttr("step.kernel") || fn.isExternal()) continue;
+      llvm::SmallVector<mlir::linalg::LinalgOp> ops;
+      for (mlir::Operation &op : fn.getBody().front())
+        if (auto linalg = llvm::dyn_cast<mlir::linalg::LinalgOp>(op)) ops.push_back(linalg);
+      if (ops.size() != 1) continue;  // a kernel is one linalg op; anything else stays
+      mlir::linalg::LinalgOp op = ops.front();
+      if (!op.hasPureBufferSemantics()) {
+        op->emitError("--step-tile-kernels expects bufferized kernels");
+        return signalPassFailure();
+      }
+      llvm::SmallVector<int64_t> sizes = chooseTileSizes(op, targetTiles, minWork);
+      if (sizes.empty()) continue;
+      rewriter.setInsertionPoint(op);
+      llvm::SmallVector<mlir::OpFoldResult> tileSizes;
+      for (int64_t s : sizes) tileSizes.push_back(rewriter.getIndexAttr(s));
+      auto tiled = mlir::linalg::tileToForallOpUsingTileSizes(
+          rewriter, llvm::cast<mlir::TilingInterface>(op.getOperation()), tileSizes,
+          std::nullopt);
+      if (failed(tiled)) {
+        op->emitError("could not tile this kernel to scf.forall");
+        return signalPassFailure();
+      }
+      rewriter.eraseOp(op);
+    }
+  }
+};
+
+}  // namespace
+
+}  // namespace stepc::codegen

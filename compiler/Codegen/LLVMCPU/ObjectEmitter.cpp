@@ -1,0 +1,84 @@
+//===- ObjectEmitter.cpp - the `llvm` stage to x86 object code ------------===//
+#include "compiler/Codegen/LLVMCPU/ObjectEmitter.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+namespace stepc::codegen {
+
+mlir::LogicalResult emitObject(mlir::ModuleOp module, const std::string &path,
+                               const ObjectOptions &options, std::string *llvmIr,
+                               std::string *targetOut) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::string triple = llvm::sys::getProcessTriple();
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) return module.emitError("no LLVM target for '") << triple << "': " << error;
+  std::string cpu = options.cpu;
+  llvm::SubtargetFeatures features;
+  if (cpu == "native") {
+    cpu = llvm::sys::getHostCPUName().str();
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature.first(), feature.second);
+  }
+  llvm::TargetOptions targetOptions;
+  llvm::CodeGenOptLevel level = options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+                                : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                                : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                                        : llvm::CodeGenOptLevel::None;
+  // The medium code model puts large data (the arena: gpt2_124m's is 3.8 GB) in .lbss with
+  // 64-bit addressing; under the default small model, data past 2 GiB cannot be reached and
+  // the executable does not link.
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu, features.getString(), targetOptions, llvm::Reloc::PIC_,
+      llvm::CodeModel::Medium, level));
+  if (!machine) return module.emitError("cannot create a target machine for CPU '") << cpu << "'";
+  if (targetOut) *targetOut = triple + " " + cpu;
+
+  // The description already lives in @stepc_program_description; the attribute has no LLVM
+  // meaning.
+  module->removeAttr("step.program");
+  // Likewise the step.* argument attributes (role, name) that say what each buffer is.
+  module.walk([](mlir::LLVM::LLVMFuncOp fn) {
+    fn.removeArgAttrsAttr();
+    fn.removeResAttrsAttr();
+  });
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule = mlir::translateModuleToLLVMIR(module, context, "stepc");
+  if (!llvmModule) return module.emitError("translation to LLVM IR failed");
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+  auto optimize = mlir::makeOptimizingTransformer(options.optLevel, 0, machine.get());
+  if (llvm::Error err = optimize(llvmModule.get())) {
+    std::string message = llvm::toString(std::move(err));
+    return module.emitError("LLVM optimisation failed: ") << message;
+  }
+  if (llvmIr) {
+    llvm::raw_string_ostream os(*llvmIr);
+    llvmModule->print(os, nullptr);
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec) return module.emitError("cannot write '") << path << "': " << ec.message();
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, out, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return module.emitError("the target cannot emit object files");
+  codegen.run(*llvmModule);
+  out.flush();
+  if (out.has_error()) return module.emitError("cannot write '") << path << "'";
+  return mlir::success();
+}
+
+}  // namespace stepc::codegen

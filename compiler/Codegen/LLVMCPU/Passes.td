@@ -1,0 +1,31 @@
+//===- Passes.td - the CPU target's passes -*- tablegen -*-===//
+//
+// Declarations only; each pass lives in its own file (named after it) with a header comment
+// saying what it does and why, and has its lit test under tests/lit/compiler/Codegen/LLVMCPU/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_CODEGEN_LLVMCPU_PASSES_TD
+#define STEPC_CODEGEN_LLVMCPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def PackEntryPoints : Pass<"step-pack-entry-points", "mlir::ModuleOp"> {
+  let summary = "Adds packed entry points for @train_step / @eval_loss and embeds `step.program`";
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let options = [
+    Option<"prefix", "prefix", "std::string", "\"stepc_\"",
+           "Prefix of the entry points and the description (stepc_cuda_ for the CUDA module)">,
+  ];
+}
+
+def ParallelizeKernels : Pass<"step-parallelize-kernels", "mlir::ModuleOp"> {
+  let summary = "Turns tiled kernels into functions of a range of their forall iterations (CPU threads)";
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
+def DispatchParallelKernels : Pass<"step-dispatch-parallel-kernels", "mlir::ModuleOp"> {
+  let summary = "Calls range kernels through the runtime's thread pool (stepc_parallel_for)";
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif  // STEPC_CODEGEN_LLVMCPU_PASSES_TD

@@ -1,0 +1,342 @@
+//===- Pipelines.cpp - every stage of every target, defined once ---------===//
+//
+// The only file that spells out pass pipelines. Each stage's pipeline is registered under its
+// name, and stepc builds the stages with the same builders, so what stepc-opt runs by name is
+// what stepc runs.
+//
+// Compile time: the InitAll headers make this the slowest file to compile; it rarely changes.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Codegen/Pipelines.h"
+
+#include "compiler/Codegen/Common/Passes.h"
+#include "compiler/Codegen/Common/Plan.h"
+#include "compiler/Codegen/Emulation/Passes.h"
+#include "compiler/Codegen/LLVMCPU/Passes.h"
+#include "compiler/Codegen/LLVMGPU/GpuTargets.h"
+#include "compiler/Codegen/LLVMGPU/Passes.h"
+#include "compiler/Codegen/LLVMGPU/PtxEmitter.h"
+#include "compiler/Conversion/StepToLinalg/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace stepc::codegen {
+namespace {
+
+constexpr unsigned kCpu = 1u << static_cast<unsigned>(Target::CPU);
+constexpr unsigned kCuda = 1u << static_cast<unsigned>(Target::CUDA);
+constexpr unsigned kEmulated = 1u << static_cast<unsigned>(Target::CUDAEmulated);
+constexpr unsigned kAll = kCpu | kCuda | kEmulated;
+
+const TargetInfo kTargets[] = {
+    {Target::CPU, "cpu", "a native executable", false},
+    {Target::CUDA, "cuda",
+     "an executable with a CUDA step and the CPU step it falls back to", true},
+    {Target::CUDAEmulated, "cuda-emulated",
+     "a CPU executable running the CUDA kernels' blocks and threads one after another: checks "
+     "the GPU mapping's numbers without a GPU",
+     false},
+};
+
+const Stage kStages[] = {
+    {"model", "the user's graph: step ops on static-shaped tensors with declarations, loss and "
+              "config",
+     kAll, StageKind::IR, "", "mlir"},
+    {"train", "+ func @train_step(params, optimizer state, batch, step) -> (params', state', "
+              "metrics): forward, backward, SAM, clipping, LR schedule and optimizer in one "
+              "function",
+     kAll, StageKind::IR, "stepc-train", "mlir"},
+    {"linalg", "+ func @eval_loss and the step.program description (what each buffer is); both "
+               "functions lowered to linalg/tensor/arith/math/scf",
+     kAll, StageKind::IR, "stepc-linalg", "mlir"},
+    {"kernels", "elementwise ops fused into their consumers (elementwise ops and reductions); "
+                "each linalg op left is one kernel",
+     kAll, StageKind::IR, "stepc-kernels", "mlir"},
+    {"buffers", "bufferized: memrefs, results written to caller-owned out-parameters, every "
+                "temporary at a fixed offset of one arena; each kernel outlined into a "
+                "@kernel_N function, so @train_step is the host plan",
+     kAll, StageKind::IR, "stepc-buffers", "mlir"},
+    {"plan", "(a view) the host plan at `buffers`: the ordered kernel calls, GEMMs, copies and "
+             "loops, each buffer named by where it lives",
+     kAll, StageKind::View, "", "txt"},
+    {"gpu", "(cuda, cuda-emulated) the kernels as gpu.func in gpu.module @stepc_kernels, tiles "
+            "to blocks and elements to threads; calls as gpu.launch_func",
+     kCuda | kEmulated, StageKind::IR, "stepc-gpu", "mlir"},
+    {"ptx", "(cuda; a view) the kernels' PTX for --gpu-arch, through NVVM and LLVM's NVPTX "
+            "backend",
+     kCuda, StageKind::View, "stepc-ptx", "ptx"},
+    {"emulated", "(cuda-emulated) block reductions lowered to shuffles and barriers as for the "
+                 "GPU, then each launch a loop over blocks and lock-step threads on the CPU",
+     kEmulated, StageKind::IR, "stepc-emulated", "mlir"},
+    {"llvm", "the LLVM dialect: loops, bare-pointer calls, packed entry points stepc_train_step / "
+             "stepc_eval_loss and the embedded @stepc_program_description",
+     kCpu | kEmulated, StageKind::IR, "stepc-cpu-llvm", "mlir"},
+    {"llvm", "(cuda) the CUDA step's host module in the LLVM dialect: the kernels embedded as "
+             "cubin and PTX, launched through MLIR's GPU runtime ABI, entry points "
+             "stepc_cuda_train_step / stepc_cuda_eval_loss",
+     kCuda, StageKind::IR, "stepc-cuda-llvm", "mlir"},
+};
+
+bool has(const Stage &stage, Target target) {
+  return stage.targets & (1u << static_cast<unsigned>(target));
+}
+
+// ---- The pipelines. Each builder appends one stage's passes, from the stage before it.
+
+void addPipeline(mlir::OpPassManager &pm, llvm::StringRef text) {
+  // The text is this file's own; a parse error is a bug here, reported where it shows.
+  if (failed(mlir::parsePassPipeline(text, pm, llvm::errs())))
+    llvm::report_fatal_error("stepc: internal error: bad pass pipeline '" + text + "'");
+}
+
+// @eval_loss and the step.program description first: both read the step.model, which the
+// lowering keeps until `buffers` drops it.
+void buildLinalg(mlir::OpPassManager &pm) {
+  addPipeline(pm, "step-describe-program,step-lower-to-linalg,canonicalize,cse");
+}
+
+// Elementwise producers fuse into their consumers (elementwise ops or reductions) when they
+// have no other use, so no work is recomputed; each linalg op left is one kernel.
+void buildKernels(mlir::OpPassManager &pm) {
+  addPipeline(pm, "step-fuse-elementwise,canonicalize,cse");
+}
+
+// Params and state are updated in place (their results tied to their arguments, then dropped
+// as equivalent). Function arguments bufferize to identity-layout memrefs so that the
+// bare-pointer calling convention applies; the other results become out-parameters the caller
+// owns, and statically shaped result allocations are replaced by the out-parameter itself (no
+// copy at the end). Fills sink to their first use so a GEMM overwrites instead of
+// accumulating; kernels are outlined, then tiled to scf.forall, then placed in the arena.
+void buildBuffers(mlir::OpPassManager &pm) {
+  addPipeline(pm,
+              "step-drop-model,step-update-in-place,eliminate-empty-tensors,"
+              "one-shot-bufferize{bufferize-function-boundaries "
+              "function-boundary-type-conversion=identity-layout-map},"
+              "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
+              "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
+              "step-sink-fills,step-contractions-to-library,step-gemm-epilogues,canonicalize,"
+              "step-outline-kernels,step-tile-kernels,step-plan-memory");
+}
+
+// Host code of either target: loops, views to pointer arithmetic, the LLVM dialect with
+// bare-pointer calls. `gpuToLLVM` adds the launches' lowering (the CUDA host module).
+std::string hostToLLVM(bool gpuToLLVM) {
+  return std::string("convert-linalg-to-loops,expand-strided-metadata,lower-affine,"
+                     "convert-scf-to-cf,canonicalize,finalize-memref-to-llvm,"
+                     "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
+                     "convert-index-to-llvm,") +
+         (gpuToLLVM ? "gpu-to-llvm," : "") +
+         "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts";
+}
+
+// Tiled kernels become range functions the runtime's threads share (CPU only).
+void buildCpuLLVM(mlir::OpPassManager &pm) {
+  addPipeline(pm, "step-parallelize-kernels," + hostToLLVM(false) +
+                      ",step-dispatch-parallel-kernels,step-pack-entry-points");
+}
+
+void buildGpu(mlir::OpPassManager &pm, llvm::StringRef gpuArch) {
+  addPipeline(pm, ("step-kernels-to-gpu{gpu-arch=" + gpuArch + "},canonicalize,cse").str());
+}
+
+// Inside the kernels: views to pointer arithmetic, loops to branches, then NVVM; the object is
+// LLVM's NVPTX backend at O3 (`isa`: PTX text; `fatbin`: ptxas's cubin and the PTX). Math
+// functions (tanh, exp, erf, ...) become calls into CUDA's libdevice, linked from the toolkit.
+std::string kernelsToBinary(llvm::StringRef gpuArch, llvm::StringRef format) {
+  return ("step-lower-gpu-reductions,nvvm-attach-target{chip=" + gpuArch +
+          " O=3},gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
+          "gpu-module-to-binary{format=" + format + " toolkit=" + cudaToolkit() + "}")
+      .str();
+}
+
+void buildPtx(mlir::OpPassManager &pm, llvm::StringRef gpuArch) {
+  addPipeline(pm, kernelsToBinary(gpuArch, "isa"));
+}
+
+void buildCudaLLVM(mlir::OpPassManager &pm, llvm::StringRef gpuArch) {
+  addPipeline(pm, "step-cuda-host," + kernelsToBinary(gpuArch, "fatbin") + "," +
+                      hostToLLVM(true) + ",step-pack-entry-points{prefix=stepc_cuda_}");
+}
+
+void buildEmulated(mlir::OpPassManager &pm) {
+  addPipeline(pm, "step-lower-gpu-reductions,step-emulate-gpu");
+}
+
+// Not a stage: what the lit tests that run lowered code use to reach mlir-cpu-runner (linalg
+// on tensors, bufferized at function boundaries, to the LLVM dialect).
+void buildRunnerLLVM(mlir::OpPassManager &pm) {
+  addPipeline(pm, "one-shot-bufferize{bufferize-function-boundaries},convert-linalg-to-loops,"
+                  "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+                  "finalize-memref-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
+                  "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,"
+                  "reconcile-unrealized-casts");
+}
+
+struct GpuArchOptions : mlir::PassPipelineOptions<GpuArchOptions> {
+  Option<std::string> gpuArch{*this, "gpu-arch",
+                              llvm::cl::desc("the NVIDIA architecture (GpuTargets.h)"),
+                              llvm::cl::init("sm_90")};
+};
+
+void buildStage(const Stage &stage, mlir::OpPassManager &pm, const StageOptions &options) {
+  llvm::StringRef name = stage.pipeline;
+  if (name == "stepc-train") pm.addPass(train::createBuildTrainStep(options.train));
+  else if (name == "stepc-linalg") buildLinalg(pm);
+  else if (name == "stepc-kernels") buildKernels(pm);
+  else if (name == "stepc-buffers") buildBuffers(pm);
+  else if (name == "stepc-gpu") buildGpu(pm, options.gpuArch);
+  else if (name == "stepc-ptx") buildPtx(pm, options.gpuArch);
+  else if (name == "stepc-emulated") buildEmulated(pm);
+  else if (name == "stepc-cpu-llvm") buildCpuLLVM(pm);
+  else if (name == "stepc-cuda-llvm") buildCudaLLVM(pm, options.gpuArch);
+  else llvm::report_fatal_error("stepc: internal error: stage without a pipeline");
+}
+
+}  // namespace
+
+llvm::ArrayRef<TargetInfo> allTargets() { return kTargets; }
+
+const TargetInfo &targetInfo(Target target) {
+  return *llvm::find_if(kTargets, [&](const TargetInfo &t) { return t.target == target; });
+}
+
+std::optional<Target> parseTarget(llvm::StringRef name, std::string &error) {
+  for (const TargetInfo &info : kTargets)
+    if (name == info.name) return info.target;
+  error = "--target expects cpu, cuda or cuda-emulated, found '" + name.str() + "'";
+  return std::nullopt;
+}
+
+std::string StageOptions::validate() const {
+  std::string error;
+  if (target != Target::CPU && !lookupGpuTarget(gpuArch, error)) return error;
+  return "";
+}
+
+llvm::SmallVector<const Stage *> stagesOf(Target target) {
+  llvm::SmallVector<const Stage *> stages;
+  for (const Stage &stage : kStages)
+    if (has(stage, target)) stages.push_back(&stage);
+  return stages;
+}
+
+const Stage *findStage(Target target, llvm::StringRef name) {
+  for (const Stage &stage : kStages)
+    if (has(stage, target) && name == stage.name) return &stage;
+  return nullptr;
+}
+
+std::optional<Target> firstTargetWith(llvm::StringRef name) {
+  for (const TargetInfo &info : kTargets)
+    if (findStage(info.target, name)) return info.target;
+  return std::nullopt;
+}
+
+std::string stageNames(Target target) {
+  std::string out;
+  for (const Stage *stage : stagesOf(target))
+    out += (out.empty() ? "" : ", ") + std::string(stage->name);
+  return out;
+}
+
+std::string describeStages() {
+  std::string out;
+  for (const Stage &stage : kStages)
+    out += "  " + std::string(stage.name) + ": " + stage.description + "\n";
+  return out;
+}
+
+mlir::LogicalResult runStage(const Stage &stage, mlir::ModuleOp module,
+                             const StageOptions &options, std::string *view) {
+  llvm::StringRef name = stage.name;
+  if (name == "model") return mlir::success();
+  if (name == "plan") {
+    llvm::raw_string_ostream os(*view);
+    return printPlan(module, os);
+  }
+  if (name == "ptx" || (name == "llvm" && options.target == Target::CUDA))
+    if (failed(checkLibdevice(module))) return mlir::failure();
+  mlir::OwningOpRef<mlir::ModuleOp> copy;
+  mlir::ModuleOp target = module;
+  if (stage.kind == StageKind::View) {
+    copy = module.clone();
+    target = *copy;
+  }
+  registerCodegenPipelines();
+  mlir::PassManager pm(module.getContext());
+  buildStage(stage, pm, options);
+  if (failed(pm.run(target))) return mlir::failure();
+  if (name != "ptx") return mlir::success();
+  mlir::FailureOr<std::string> ptx = extractPtx(target);
+  if (failed(ptx)) return mlir::failure();
+  *view = std::move(*ptx);
+  return mlir::success();
+}
+
+mlir::LogicalResult describeProgram(mlir::ModuleOp module) {
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(createDescribeProgram());
+  return pm.run(module);
+}
+
+void registerCodegenPipelines() {
+  static bool done = [] {
+    mlir::registerAllPasses();
+    registerStepCodegenCommonPasses();
+    registerStepCodegenLLVMCPUPasses();
+    registerStepCodegenLLVMGPUPasses();
+    registerStepCodegenEmulationPasses();
+    lowering::registerLoweringPasses();
+    train::registerTrainingPasses();
+    mlir::PassPipelineRegistration<>(
+        "stepc-linalg", "stage `linalg`: @eval_loss, step.program, step ops to linalg",
+        buildLinalg);
+    mlir::PassPipelineRegistration<>("stepc-kernels", "stage `kernels`: elementwise fusion",
+                                     buildKernels);
+    mlir::PassPipelineRegistration<>(
+        "stepc-buffers", "stage `buffers`: bufferized, outlined, tiled, memory planned",
+        buildBuffers);
+    mlir::PassPipelineRegistration<>("stepc-cpu-llvm", "stage `llvm` of --target=cpu",
+                                     buildCpuLLVM);
+    mlir::PassPipelineRegistration<GpuArchOptions>(
+        "stepc-gpu", "stage `gpu`: kernels to gpu.func",
+        [](mlir::OpPassManager &pm, const GpuArchOptions &o) { buildGpu(pm, o.gpuArch); });
+    mlir::PassPipelineRegistration<GpuArchOptions>(
+        "stepc-ptx", "stage `ptx` (from `gpu`): the kernels as a gpu.binary of PTX",
+        [](mlir::OpPassManager &pm, const GpuArchOptions &o) { buildPtx(pm, o.gpuArch); });
+    mlir::PassPipelineRegistration<GpuArchOptions>(
+        "stepc-cuda-llvm", "stage `llvm` of --target=cuda (from `gpu`)",
+        [](mlir::OpPassManager &pm, const GpuArchOptions &o) { buildCudaLLVM(pm, o.gpuArch); });
+    mlir::PassPipelineRegistration<>("stepc-emulated",
+                                     "stage `emulated` of --target=cuda-emulated (from `gpu`)",
+                                     buildEmulated);
+    mlir::PassPipelineRegistration<>(
+        "stepc-runner-llvm",
+        "tests: linalg on tensors to the LLVM dialect, for mlir-cpu-runner", buildRunnerLLVM);
+    return true;
+  }();
+  (void)done;
+}
+
+void registerCodegenDialects(mlir::DialectRegistry &registry) {
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  // The CUDA stages serialise gpu.module kernels through NVVM.
+  mlir::registerGPUDialectTranslation(registry);
+  // gpu.binary / gpu.launch_func in the CUDA step's host code: embed the fatbin, call mgpu*.
+  mlir::gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  mlir::registerNVVMDialectTranslation(registry);
+}
+
+}  // namespace stepc::codegen

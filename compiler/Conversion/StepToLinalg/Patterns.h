@@ -1,0 +1,32 @@
+//===- Patterns.h - step → linalg rewrite patterns, by op family -*- C++ -*-===//
+#ifndef STEPC_COMPILER_CONVERSION_STEPTOLINALG_PATTERNS_H
+#define STEPC_COMPILER_CONVERSION_STEPTOLINALG_PATTERNS_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace stepc::lowering {
+
+/// Unary, binary (broadcasting), compare, select, cast and constant.
+void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
+/// sum, mean, reduce_max.
+void populateReductionPatterns(mlir::RewritePatternSet &patterns);
+/// matmul, batch_matmul, embedding.
+void populateContractionPatterns(mlir::RewritePatternSet &patterns);
+/// reshape, transpose, broadcast, slice, pad, concat, split, iota.
+void populateShapePatterns(mlir::RewritePatternSet &patterns);
+/// layer_norm, rms_norm (f32, f64).
+void populateNormPatterns(mlir::RewritePatternSet &patterns);
+/// conv1d, conv1d_grad_input, conv1d_grad_weight (linalg.generic over the definition).
+void populateConvolutionPatterns(mlir::RewritePatternSet &patterns);
+/// cumsum, embedding_grad (scf.for loops on tensors).
+void populateScanPatterns(mlir::RewritePatternSet &patterns);
+/// softmax, log_softmax, cross_entropy (f32, f64).
+void populateSoftmaxPatterns(mlir::RewritePatternSet &patterns);
+/// step.dropout: Philox masks drawn as the interpreter draws them.
+void populateDropoutPatterns(mlir::RewritePatternSet &patterns);
+/// bf16/f16 norms, softmax and cross-entropy: computed in f32 between casts.
+void populateLowPrecisionPatterns(mlir::RewritePatternSet &patterns);
+
+}  // namespace stepc::lowering
+
+#endif  // STEPC_COMPILER_CONVERSION_STEPTOLINALG_PATTERNS_H

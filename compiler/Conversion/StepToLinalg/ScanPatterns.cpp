@@ -1,0 +1,230 @@
+//===- ScanPatterns.cpp - cumsum and embedding_grad → scf.for on tensors -===//
+//
+// Ops whose iterations depend on each other are loops, not linalg.generic:
+// - cumsum: an scf.for over the axis (from the end with `reverse`; marked `step.scan`)
+//   carrying the running sum, a slice of the input with the axis of size 1, and the result;
+//   each step extracts the input's slice, adds it to the running sum in place (a generic whose
+//   output is the carried sum) and inserts the sum.
+// - embedding_grad: the gradient is collapsed to [N, D] and the ids to [N]; an scf.for over
+//   the N ids (marked `step.scan` too: its iterations may hit one row, so they stay in order)
+//   carries the [vocab, D] result (zero-filled) and adds row n of the gradient into row ids[n]
+//   in place (tensor.extract of the id, extract_slice, an add whose output is that row,
+//   insert_slice). Ids must be in range: the compiled code does not check them.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/StepToLinalg/LoweringUtils.h"
+#include "compiler/Conversion/StepToLinalg/Patterns.h"
+#include "dialects/step/IR/StepDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <tuple>
+
+namespace stepc::lowering {
+namespace {
+
+using mlir::Value;
+
+Value addValues(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs) {
+  if (isFloat(lhs.getType())) return b.create<mlir::arith::AddFOp>(loc, lhs, rhs);
+  return b.create<mlir::arith::AddIOp>(loc, lhs, rhs);
+}
+
+struct CumsumLowering : mlir::OpRewritePattern<step::CumsumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::CumsumOp op,
+                                      mlir::PatternRewriter &rw) const override {
+    mlir::Location loc = op.getLoc();
+    auto resultType = llvm::cast<mlir::RankedTensorType>(op.getType());
+    int64_t rank = resultType.getRank();
+    if (rank == 0 || !resultType.hasStaticShape()) return mlir::failure();
+    int64_t axis = op.getAxis();
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return mlir::failure();
+    int64_t size = resultType.getDimSize(axis);
+    llvm::SmallVector<int64_t> sliceShape(resultType.getShape());
+    sliceShape[axis] = 1;
+    auto sliceType = mlir::RankedTensorType::get(sliceShape, resultType.getElementType());
+    Value zero = rw.create<mlir::arith::ConstantIndexOp>(loc, 0);
+    Value one = rw.create<mlir::arith::ConstantIndexOp>(loc, 1);
+    Value upper = rw.create<mlir::arith::ConstantIndexOp>(loc, size);
+    Value last = rw.create<mlir::arith::ConstantIndexOp>(loc, size - 1);
+    Value running = filledTensor(rw, loc, sliceType, 0.0);
+    Value result = emptyTensor(rw, loc, resultType);
+    bool reverse = op.getReverse();
+    Value input = op.getInput();
+    auto loop = rw.create<mlir::scf::ForOp>(
+        loc, zero, upper, one, mlir::ValueRange{running, result},
+        [&](mlir::OpBuilder &b, mlir::Location l, Value iv, mlir::ValueRange carried) {
+          Value at = reverse ? b.create<mlir::arith::SubIOp>(l, last, iv).getResult() : iv;
+          llvm::SmallVector<mlir::OpFoldResult> offsets(rank, b.getIndexAttr(0));
+          offsets[axis] = at;
+          llvm::SmallVector<mlir::OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
+          for (int64_t s : sliceShape) sizes.push_back(b.getIndexAttr(s));
+          Value slice = b.create<mlir::tensor::ExtractSliceOp>(l, sliceType, input, offsets,
+                                                               sizes, strides);
+          // Accumulated in place into the carried sum (its generic's output), so that
+          // one-shot bufferization sees the yielded value as the iteration argument's buffer.
+          auto identity = b.getMultiDimIdentityMap(rank);
+          llvm::SmallVector<mlir::utils::IteratorType> iterators(
+              rank, mlir::utils::IteratorType::parallel);
+          Value sum = b.create<mlir::linalg::GenericOp>(
+                           l, mlir::TypeRange{sliceType}, mlir::ValueRange{slice},
+                           mlir::ValueRange{carried[0]},
+                           llvm::SmallVector<mlir::AffineMap>{identity, identity}, iterators,
+                           [&](mlir::OpBuilder &bb, mlir::Location ll, mlir::ValueRange args) {
+                             bb.create<mlir::linalg::YieldOp>(
+                                 ll, addValues(bb, ll, args[1], args[0]));
+                           })
+                          .getResult(0);
+          Value next = b.create<mlir::tensor::InsertSliceOp>(l, sum, carried[1], offsets, sizes,
+                                                             strides);
+          b.create<mlir::scf::YieldOp>(l, mlir::ValueRange{sum, next});
+        });
+    // After bufferization the loop is two small kernels per step (the add and the copy into
+    // the result's slice): OutlineKernels outlines the whole loop as one scan kernel.
+    loop->setAttr("step.scan", rw.getUnitAttr());
+    rw.replaceOp(op, loop.getResult(1));
+    return mlir::success();
+  }
+};
+
+struct EmbeddingGradLowering : mlir::OpRewritePattern<step::EmbeddingGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::EmbeddingGradOp op,
+                                      mlir::PatternRewriter &rw) const override {
+    mlir::Location loc = op.getLoc();
+    auto resultType = llvm::cast<mlir::RankedTensorType>(op.getType());
+    auto gradType = llvm::cast<mlir::RankedTensorType>(op.getGrad().getType());
+    auto idsType = llvm::cast<mlir::RankedTensorType>(op.getIds().getType());
+    if (!gradType.hasStaticShape() || !idsType.hasStaticShape() || idsType.getRank() == 0 ||
+        resultType.getRank() != 2)
+      return mlir::failure();
+    int64_t n = idsType.getNumElements(), d = resultType.getDimSize(1);
+    mlir::Type element = resultType.getElementType();
+    auto rowType = mlir::RankedTensorType::get({1, d}, element);
+    Value grad =
+        reshapeTo(rw, loc, op.getGrad(), mlir::RankedTensorType::get({n, d}, element));
+    Value ids = reshapeTo(rw, loc, op.getIds(),
+                          mlir::RankedTensorType::get({n}, idsType.getElementType()));
+    Value zero = rw.create<mlir::arith::ConstantIndexOp>(loc, 0);
+    Value one = rw.create<mlir::arith::ConstantIndexOp>(loc, 1);
+    Value upper = rw.create<mlir::arith::ConstantIndexOp>(loc, n);
+    Value result = filledTensor(rw, loc, resultType, 0.0);
+    auto loop = rw.create<mlir::scf::ForOp>(
+        loc, zero, upper, one, mlir::ValueRange{result},
+        [&](mlir::OpBuilder &b, mlir::Location l, Value iv, mlir::ValueRange carried) {
+          Value id = b.create<mlir::tensor::ExtractOp>(l, ids, mlir::ValueRange{iv});
+          Value row = b.create<mlir::arith::IndexCastOp>(l, b.getIndexType(), id);
+          llvm::SmallVector<mlir::OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(d)};
+          llvm::SmallVector<mlir::OpFoldResult> strides(2, b.getIndexAttr(1));
+          llvm::SmallVector<mlir::OpFoldResult> gradAt = {iv, b.getIndexAttr(0)};
+          llvm::SmallVector<mlir::OpFoldResult> rowAt = {row, b.getIndexAttr(0)};
+          Value g = b.create<mlir::tensor::ExtractSliceOp>(l, rowType, grad, gradAt, sizes,
+                                                           strides);
+          Value cur = b.create<mlir::tensor::ExtractSliceOp>(l, rowType, carried[0], rowAt,
+                                                             sizes, strides);
+          // Added in place (the row is the generic's output), so that the bufferized loop
+          // updates the result's row directly, with no copy of the row first.
+          auto identity = b.getMultiDimIdentityMap(2);
+          llvm::SmallVector<mlir::utils::IteratorType> iterators(
+              2, mlir::utils::IteratorType::parallel);
+          Value sum = b.create<mlir::linalg::GenericOp>(
+                           l, mlir::TypeRange{rowType}, mlir::ValueRange{g}, mlir::ValueRange{cur},
+                           llvm::SmallVector<mlir::AffineMap>{identity, identity}, iterators,
+                           [&](mlir::OpBuilder &bb, mlir::Location ll, mlir::ValueRange args) {
+                             bb.create<mlir::linalg::YieldOp>(
+                                 ll, addValues(bb, ll, args[1], args[0]));
+                           })
+                          .getResult(0);
+          Value next =
+              b.create<mlir::tensor::InsertSliceOp>(l, sum, carried[0], rowAt, sizes, strides);
+          b.create<mlir::scf::YieldOp>(l, next);
+        });
+    // A sequential loop (ids may repeat), outlined whole like the cumsum's.
+    loop->setAttr("step.scan", rw.getUnitAttr());
+    rw.replaceOp(op, loop.getResult(0));
+    return mlir::success();
+  }
+};
+
+
+// repeat: an scf.for over the count carrying the loop-carried values and the stacked results
+// (tensor.empty of the result types). Iteration i (count - 1 - i with `reverse`) takes slice
+// [at] of each `over` operand with a rank-reducing tensor.extract_slice, runs a clone of the
+// body (whose step ops the pass then lowers in turn), inserts the stacked yields at [at] and
+// copies each new carried value into its iteration argument (linalg.copy), so that one-shot
+// bufferization sees every yielded value as its iteration argument's buffer.
+struct RepeatLowering : mlir::OpRewritePattern<step::RepeatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::RepeatOp op,
+                                      mlir::PatternRewriter &rw) const override {
+    mlir::Location loc = op.getLoc();
+    for (mlir::Type t : op->getResultTypes()) {
+      auto rt = llvm::dyn_cast<mlir::RankedTensorType>(t);
+      if (!rt || !rt.hasStaticShape()) return mlir::failure();
+    }
+    int64_t count = op.getCount();
+    size_t numInits = op.getInits().size();
+    mlir::Block &body = op.getBody().front();
+    llvm::SmallVector<Value> iterInits(op.getInits().begin(), op.getInits().end());
+    for (Value r : op.getStackedResults())
+      iterInits.push_back(emptyTensor(rw, loc, llvm::cast<mlir::RankedTensorType>(r.getType())));
+    Value zero = rw.create<mlir::arith::ConstantIndexOp>(loc, 0);
+    Value one = rw.create<mlir::arith::ConstantIndexOp>(loc, 1);
+    Value upper = rw.create<mlir::arith::ConstantIndexOp>(loc, count);
+    Value last = rw.create<mlir::arith::ConstantIndexOp>(loc, count - 1);
+    bool reverse = op.getReverse();
+    llvm::SmallVector<Value> xs(op.getXs().begin(), op.getXs().end());
+    auto loop = rw.create<mlir::scf::ForOp>(
+        loc, zero, upper, one, iterInits,
+        [&](mlir::OpBuilder &b, mlir::Location l, Value iv, mlir::ValueRange carried) {
+          Value at = reverse ? b.create<mlir::arith::SubIOp>(l, last, iv).getResult() : iv;
+          // offsets [at, 0, ...], sizes [1, shape...], strides 1, for a stacked tensor.
+          auto sliceOf = [&](mlir::RankedTensorType stacked) {
+            int64_t rank = stacked.getRank();
+            llvm::SmallVector<mlir::OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+                strides(rank, b.getIndexAttr(1));
+            offsets[0] = at;
+            sizes.push_back(b.getIndexAttr(1));
+            for (int64_t s : stacked.getShape().drop_front()) sizes.push_back(b.getIndexAttr(s));
+            return std::make_tuple(offsets, sizes, strides);
+          };
+          mlir::IRMapping mapping;
+          for (size_t i = 0; i < numInits; ++i) mapping.map(body.getArgument(i), carried[i]);
+          for (auto [k, x] : llvm::enumerate(xs)) {
+            auto [offsets, sizes, strides] =
+                sliceOf(llvm::cast<mlir::RankedTensorType>(x.getType()));
+            mlir::BlockArgument arg = body.getArgument(numInits + k);
+            Value slice = b.create<mlir::tensor::ExtractSliceOp>(
+                l, llvm::cast<mlir::RankedTensorType>(arg.getType()), x, offsets, sizes, strides);
+            mapping.map(arg, slice);
+          }
+          for (mlir::Operation &inner : body.without_terminator()) b.clone(inner, mapping);
+          mlir::Operation *yield = body.getTerminator();
+          llvm::SmallVector<Value> next(carried.size());
+          for (size_t k = numInits; k < carried.size(); ++k) {
+            auto [offsets, sizes, strides] =
+                sliceOf(llvm::cast<mlir::RankedTensorType>(carried[k].getType()));
+            next[k] = b.create<mlir::tensor::InsertSliceOp>(
+                l, mapping.lookupOrDefault(yield->getOperand(k)), carried[k], offsets, sizes,
+                strides);
+          }
+          for (size_t k = 0; k < numInits; ++k)
+            next[k] = b.create<mlir::linalg::CopyOp>(
+                           l, mapping.lookupOrDefault(yield->getOperand(k)), carried[k])
+                          .getResult(0);
+          b.create<mlir::scf::YieldOp>(l, next);
+        });
+    rw.replaceOp(op, loop.getResults());
+    return mlir::success();
+  }
+};
+
+}  // namespace
+
+void populateScanPatterns(mlir::RewritePatternSet &patterns) {
+  patterns.add<CumsumLowering, EmbeddingGradLowering, RepeatLowering>(patterns.getContext());
+}
+
+}  // namespace stepc::lowering

@@ -1,0 +1,294 @@
+//===- ProgramDescription.cpp - a compiled step program's description as JSON ===//
+#include "runtime/formats/ProgramDescription.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "runtime/base/Json.h"
+
+namespace stepc::rt {
+namespace {
+
+JsonValue num(double value) {
+  JsonValue v;
+  v.kind = JsonValue::Kind::kNumber;
+  char buffer[40];
+  // %.17g round-trips every double; JSON has no inf/nan, and no finite value needs them here.
+  std::snprintf(buffer, sizeof buffer, "%.17g", std::isfinite(value) ? value : 0.0);
+  v.text = buffer;
+  return v;
+}
+
+JsonValue shapeJson(const std::vector<int64_t> &shape) {
+  JsonValue a = JsonValue::array();
+  for (int64_t d : shape) a.items.push_back(num(static_cast<double>(d)));
+  return a;
+}
+
+const char *kindName(Binding::Kind kind) {
+  switch (kind) {
+    case Binding::Kind::kParam: return "param";
+    case Binding::Kind::kState: return "state";
+    case Binding::Kind::kBatch: return "batch";
+    case Binding::Kind::kStep: return "step";
+    case Binding::Kind::kMetric: return "metric";
+  }
+  return "?";
+}
+
+JsonValue bindingsJson(const std::vector<Binding> &bindings) {
+  JsonValue a = JsonValue::array();
+  for (const Binding &b : bindings) {
+    JsonValue o = JsonValue::object();
+    o.add("kind", JsonValue::string(kindName(b.kind)));
+    if (b.kind == Binding::Kind::kMetric)
+      o.add("metric", JsonValue::string(b.metric));
+    else if (b.kind != Binding::Kind::kStep)
+      o.add("index", num(b.index));
+    a.items.push_back(std::move(o));
+  }
+  return a;
+}
+
+JsonValue entryJson(const EntryDescription &entry) {
+  JsonValue o = JsonValue::object();
+  o.add("symbol", JsonValue::string(entry.symbol));
+  o.add("args", bindingsJson(entry.args));
+  o.add("results", bindingsJson(entry.results));
+  return o;
+}
+
+// Reading: each accessor names the key it wanted, so a damaged description says where.
+class Reader {
+ public:
+  Status status;
+
+  const JsonValue *member(const JsonValue &object, const char *key, JsonValue::Kind kind) {
+    const JsonValue *v = object.find(key);
+    if (!v || v->kind != kind) {
+      fail(std::string("'") + key + "' is missing or has the wrong type");
+      return nullptr;
+    }
+    return v;
+  }
+  std::string str(const JsonValue &object, const char *key) {
+    const JsonValue *v = member(object, key, JsonValue::Kind::kString);
+    return v ? v->text : std::string();
+  }
+  double number(const JsonValue &object, const char *key) {
+    const JsonValue *v = member(object, key, JsonValue::Kind::kNumber);
+    return v ? std::strtod(v->text.c_str(), nullptr) : 0.0;
+  }
+  int64_t integer(const JsonValue &object, const char *key) {
+    double d = number(object, key);
+    if (d != std::floor(d) || std::fabs(d) > 9.0e15) fail(std::string("'") + key + "' is not an integer");
+    return static_cast<int64_t>(d);
+  }
+  std::vector<int64_t> shape(const JsonValue &object, const char *key) {
+    std::vector<int64_t> out;
+    const JsonValue *v = member(object, key, JsonValue::Kind::kArray);
+    if (!v) return out;
+    for (const JsonValue &d : v->items) {
+      if (!d.isNumber()) return fail(std::string("'") + key + "' holds a non-number"), out;
+      out.push_back(static_cast<int64_t>(std::strtod(d.text.c_str(), nullptr)));
+    }
+    return out;
+  }
+  DType dtype(const JsonValue &object) {
+    DType d = DType::kF32;
+    if (!parseDType(str(object, "dtype"), d)) fail("unknown dtype");
+    return d;
+  }
+  void fail(const std::string &message) {
+    if (status.ok()) status = Status::error("program description: " + message);
+  }
+};
+
+void readBindings(Reader &r, const JsonValue &entry, const char *key, std::vector<Binding> &out) {
+  const JsonValue *a = r.member(entry, key, JsonValue::Kind::kArray);
+  if (!a) return;
+  for (const JsonValue &o : a->items) {
+    Binding b;
+    std::string kind = r.str(o, "kind");
+    if (kind == "param") b.kind = Binding::Kind::kParam;
+    else if (kind == "state") b.kind = Binding::Kind::kState;
+    else if (kind == "batch") b.kind = Binding::Kind::kBatch;
+    else if (kind == "step") b.kind = Binding::Kind::kStep;
+    else if (kind == "metric") b.kind = Binding::Kind::kMetric;
+    else r.fail("unknown binding kind '" + kind + "'");
+    if (b.kind == Binding::Kind::kMetric)
+      b.metric = r.str(o, "metric");
+    else if (b.kind != Binding::Kind::kStep)
+      b.index = static_cast<int>(r.integer(o, "index"));
+    out.push_back(std::move(b));
+  }
+}
+
+void readEntry(Reader &r, const JsonValue &root, const char *key, EntryDescription &out) {
+  const JsonValue *o = r.member(root, key, JsonValue::Kind::kObject);
+  if (!o) return;
+  out.symbol = r.str(*o, "symbol");
+  readBindings(r, *o, "args", out.args);
+  readBindings(r, *o, "results", out.results);
+}
+
+Status checkEntry(const ProgramDescription &d, const EntryDescription &entry, const char *what) {
+  auto fail = [&](const std::string &m) {
+    return Status::error(std::string("program description: ") + what + ": " + m);
+  };
+  if (entry.symbol.empty()) return fail("no symbol");
+  size_t batchBuffers = 2 * d.info.inputs.size();
+  for (const auto *list : {&entry.args, &entry.results})
+    for (const Binding &b : *list) {
+      size_t limit = b.kind == Binding::Kind::kParam   ? d.info.params.size()
+                     : b.kind == Binding::Kind::kState ? d.info.state.size()
+                     : b.kind == Binding::Kind::kBatch ? batchBuffers
+                                                       : 1;
+      if (b.index < 0 || static_cast<size_t>(b.index) >= limit)
+        return fail(std::string("a ") + kindName(b.kind) + " binding has index " +
+                    std::to_string(b.index) + " out of range");
+    }
+  return {};
+}
+
+}  // namespace
+
+std::string writeProgramDescription(const ProgramDescription &d) {
+  const ProgramInfo &info = d.info;
+  JsonValue root = JsonValue::object();
+  root.add("name", JsonValue::string(info.name));
+  root.add("fingerprint", JsonValue::string(info.fingerprint));
+  root.add("target", JsonValue::string(d.target));
+  root.add("defaultSteps", num(static_cast<double>(info.defaultSteps)));
+  root.add("flopsPerStep", num(info.flopsPerStep));
+  root.add("plannedBytes", num(static_cast<double>(info.plannedBytes)));
+  root.add("kernelCount", num(static_cast<double>(info.kernelCount)));
+  JsonValue extra = JsonValue::array();
+  for (const std::string &m : info.extraMetrics) extra.items.push_back(JsonValue::string(m));
+  root.add("extraMetrics", std::move(extra));
+  JsonValue kernels = JsonValue::array();
+  for (const std::string &k : info.kernelNames) kernels.items.push_back(JsonValue::string(k));
+  root.add("kernels", std::move(kernels));
+  JsonValue params = JsonValue::array();
+  for (const ParamSpec &p : info.params) {
+    JsonValue o = JsonValue::object();
+    o.add("name", JsonValue::string(p.name));
+    o.add("shape", shapeJson(p.shape));
+    o.add("dtype", JsonValue::string(dtypeName(p.dtype)));
+    o.add("stackedDims", num(p.stackedDims));
+    JsonValue init = JsonValue::object();
+    init.add("kind", JsonValue::string(p.init.kind));
+    init.add("value", num(p.init.value));
+    init.add("mean", num(p.init.mean));
+    init.add("std", num(p.init.std));
+    init.add("a", num(p.init.a));
+    init.add("b", num(p.init.b));
+    init.add("gain", num(p.init.gain));
+    o.add("init", std::move(init));
+    params.items.push_back(std::move(o));
+  }
+  root.add("params", std::move(params));
+  JsonValue state = JsonValue::array();
+  for (const StateSpec &s : info.state) {
+    JsonValue o = JsonValue::object();
+    o.add("slot", JsonValue::string(s.slot));
+    o.add("param", JsonValue::string(s.param));
+    o.add("shape", shapeJson(s.shape));
+    o.add("dtype", JsonValue::string(dtypeName(s.dtype)));
+    state.items.push_back(std::move(o));
+  }
+  root.add("state", std::move(state));
+  JsonValue inputs = JsonValue::array();
+  for (const InputSpec &in : info.inputs) {
+    JsonValue o = JsonValue::object();
+    o.add("name", JsonValue::string(in.name));
+    bool tokens = in.source == InputSource::kTokenStream;
+    o.add("source", JsonValue::string(tokens ? "token_stream" : "classification"));
+    o.add("shape", shapeJson(in.shape));
+    o.add("dtype", JsonValue::string(dtypeName(in.dtype)));
+    o.add(tokens ? "vocab" : "classes", num(static_cast<double>(tokens ? in.vocab : in.classes)));
+    inputs.items.push_back(std::move(o));
+  }
+  root.add("inputs", std::move(inputs));
+  root.add("train", entryJson(d.train));
+  root.add("eval", entryJson(d.eval));
+  return writeJson(root);
+}
+
+Status parseProgramDescription(const std::string &text, ProgramDescription &out) {
+  JsonValue root;
+  if (Status s = parseJson(text, root); !s.ok())
+    return Status::error("program description: " + s.message());
+  if (!root.isObject()) return Status::error("program description: not a JSON object");
+  Reader r;
+  ProgramDescription d;
+  ProgramInfo &info = d.info;
+  info.name = r.str(root, "name");
+  info.fingerprint = r.str(root, "fingerprint");
+  d.target = r.str(root, "target");
+  info.defaultSteps = r.integer(root, "defaultSteps");
+  info.flopsPerStep = r.number(root, "flopsPerStep");
+  info.plannedBytes = r.integer(root, "plannedBytes");
+  info.kernelCount = r.integer(root, "kernelCount");
+  if (const JsonValue *a = r.member(root, "extraMetrics", JsonValue::Kind::kArray))
+    for (const JsonValue &m : a->items) info.extraMetrics.push_back(m.text);
+  // Optional: descriptions without a profile table are fine.
+  if (const JsonValue *a = root.find("kernels"); a && a->isArray())
+    for (const JsonValue &k : a->items) info.kernelNames.push_back(k.text);
+  if (const JsonValue *a = r.member(root, "params", JsonValue::Kind::kArray))
+    for (const JsonValue &o : a->items) {
+      ParamSpec p;
+      p.name = r.str(o, "name");
+      p.shape = r.shape(o, "shape");
+      p.dtype = r.dtype(o);
+      p.stackedDims = static_cast<int>(r.integer(o, "stackedDims"));
+      if (const JsonValue *init = r.member(o, "init", JsonValue::Kind::kObject)) {
+        p.init.kind = r.str(*init, "kind");
+        p.init.value = r.number(*init, "value");
+        p.init.mean = r.number(*init, "mean");
+        p.init.std = r.number(*init, "std");
+        p.init.a = r.number(*init, "a");
+        p.init.b = r.number(*init, "b");
+        p.init.gain = r.number(*init, "gain");
+      }
+      info.params.push_back(std::move(p));
+    }
+  if (const JsonValue *a = r.member(root, "state", JsonValue::Kind::kArray))
+    for (const JsonValue &o : a->items) {
+      StateSpec s;
+      s.slot = r.str(o, "slot");
+      s.param = r.str(o, "param");
+      s.shape = r.shape(o, "shape");
+      s.dtype = r.dtype(o);
+      info.state.push_back(std::move(s));
+    }
+  if (const JsonValue *a = r.member(root, "inputs", JsonValue::Kind::kArray))
+    for (const JsonValue &o : a->items) {
+      InputSpec in;
+      in.name = r.str(o, "name");
+      std::string source = r.str(o, "source");
+      in.shape = r.shape(o, "shape");
+      in.dtype = r.dtype(o);
+      if (source == "token_stream") {
+        in.source = InputSource::kTokenStream;
+        in.vocab = r.integer(o, "vocab");
+      } else if (source == "classification") {
+        in.source = InputSource::kClassification;
+        in.classes = r.integer(o, "classes");
+      } else {
+        r.fail("unknown input source '" + source + "'");
+      }
+      info.inputs.push_back(std::move(in));
+    }
+  readEntry(r, root, "train", d.train);
+  readEntry(r, root, "eval", d.eval);
+  if (!r.status.ok()) return r.status;
+  if (Status s = validateProgramInfo(info); !s.ok()) return s;
+  if (Status s = checkEntry(d, d.train, "train"); !s.ok()) return s;
+  if (Status s = checkEntry(d, d.eval, "eval"); !s.ok()) return s;
+  out = std::move(d);
+  return {};
+}
+
+}  // namespace stepc::rt

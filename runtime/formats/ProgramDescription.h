@@ -1,0 +1,68 @@
+//===- ProgramDescription.h - what a compiled step program is, as JSON -*- C++ -*-===//
+//
+// The compiler describes the step program it emits (ProgramInfo: params, state, inputs,
+// fingerprint, figures for `info`) and how each compiled entry point takes its buffers. The
+// description travels inside the object file as one JSON string, so the executable needs no
+// generated C++: CompiledProgram (CompiledProgram.h) reads it at start-up.
+//
+// An entry point is compiled with MLIR's bare-pointer calling convention behind a packed
+// wrapper `void entry(void **args)`: args[i] points at the i-th buffer, arguments first, then
+// one output buffer per result. `Binding` says what each of those buffers is.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_RUNTIME_PROGRAMDESCRIPTION_H
+#define STEPC_RUNTIME_PROGRAMDESCRIPTION_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/base/Status.h"
+#include "runtime/formats/ProgramInfo.h"
+
+namespace stepc::rt {
+
+/// The number of elements of a tensor of `shape`.
+inline int64_t elementCount(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+/// What one buffer of a packed entry point holds.
+struct Binding {
+  enum class Kind {
+    kParam,   // ProgramInfo::params[index]
+    kState,   // ProgramInfo::state[index]
+    kBatch,   // StepBuffers::batch[index]
+    kStep,    // the step counter, one int64
+    kMetric,  // one f32 metric named `metric` ("loss", "grad_norm", "lr" or an extra)
+  };
+  Kind kind = Kind::kParam;
+  int index = 0;
+  std::string metric;
+};
+
+/// A packed entry point: its symbol and the buffers it takes (arguments, then results).
+struct EntryDescription {
+  std::string symbol;
+  std::vector<Binding> args;
+  std::vector<Binding> results;
+};
+
+struct ProgramDescription {
+  ProgramInfo info;
+  EntryDescription train;  // runs one step; results: new params, new state, metrics
+  EntryDescription eval;   // the loss of params on a batch; results: {metric "loss"}
+  std::string target;      // what the code was compiled for, e.g. "x86_64 znver3"
+};
+
+std::string writeProgramDescription(const ProgramDescription &description);
+
+/// Parses and validates a description: ProgramInfo must pass validateProgramInfo and every
+/// binding must name an existing buffer. Errors say what is wrong.
+Status parseProgramDescription(const std::string &text, ProgramDescription &out);
+
+}  // namespace stepc::rt
+
+#endif  // STEPC_RUNTIME_PROGRAMDESCRIPTION_H

@@ -1,0 +1,91 @@
+//===- ProgramInfo.h - what a step program works on -------------*- C++ -*-===//
+//
+// The description of a training step's tensors: its parameters (with their initialisers),
+// optimizer state and inputs, and what it reports. The compiler writes it into every executable
+// (ProgramDescription.h), the interpreter builds it from the model; the training harness
+// (runtime/harness/StepProgram.h) allocates, initialises, checkpoints and feeds buffers from it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_RUNTIME_FORMATS_PROGRAMINFO_H
+#define STEPC_RUNTIME_FORMATS_PROGRAMINFO_H
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/base/Init.h"
+#include "runtime/base/Status.h"
+#include "runtime/formats/Safetensors.h"
+
+namespace stepc::rt {
+
+/// A trainable parameter (`step.param`).
+struct ParamSpec {
+  std::string name;            // full name; stacked layers are "repeat.param"
+  std::vector<int64_t> shape;  // the stored shape, stacked dims included
+  DType dtype = DType::kF32;   // the training loop holds F32 parameters
+  InitSpec init;               // the initialiser (Init.h)
+  int stackedDims = 0;         // leading dims that stack layers (step.repeat)
+};
+
+/// One optimizer-state tensor: slot `slot` ("m", "v", "momentum", ...) of parameter `param`.
+/// Zero before the first step.
+struct StateSpec {
+  std::string slot;  // no '/'
+  std::string param;
+  std::vector<int64_t> shape;
+  DType dtype = DType::kF32;
+};
+
+/// Where an input's data comes from (`step.input ... = source`).
+enum class InputSource {
+  kTokenStream,     // token_stream(vocab): tokens and next-token targets
+  kClassification,  // classification(classes): features and labels
+};
+
+/// A model input (`step.input`); it fills two batch buffers (see the file comment).
+struct InputSpec {
+  std::string name;
+  InputSource source = InputSource::kTokenStream;
+  std::vector<int64_t> shape;  // tokens [batch, seq], or features [batch, ...]
+  DType dtype = DType::kI32;   // of tokens (I32) or features (F32)
+  int64_t vocab = 0;           // token_stream
+  int64_t classes = 0;         // classification
+};
+
+/// Everything the host side needs to know about a step program.
+struct ProgramInfo {
+  std::string name;  // the model's name, e.g. "byte_lm" (the executable's name by default)
+  /// The model's identity: checkpoints record it and refuse to load into another model. It
+  /// should cover everything that makes a checkpoint meaningless elsewhere: the parameters and
+  /// state (names, shapes, dtypes) and the training configuration.
+  std::string fingerprint;
+  std::vector<ParamSpec> params;
+  std::vector<StateSpec> state;
+  std::vector<InputSpec> inputs;
+  /// Metrics a step reports beyond loss, lr and grad_norm (e.g. "sam_loss"), in order.
+  std::vector<std::string> extraMetrics;
+  /// Steps `train` runs when --steps is not given (e.g. the schedule's total); 0: 1000.
+  int64_t defaultSteps = 0;
+  /// Floating-point operations of one step, for `info` (0 if unknown).
+  double flopsPerStep = 0;
+  /// Bytes of working memory the step plans for, for `info` (0 if unknown).
+  int64_t plannedBytes = 0;
+  /// Kernels of the compiled step, for `info` (0 if unknown).
+  int64_t kernelCount = 0;
+  /// Names of the profiled calls (kernels and library GEMMs) by profile id (Profile.h).
+  std::vector<std::string> kernelNames;
+};
+
+/// The names of an input's two batch buffers: {name, name.targets} or {name, name.labels}.
+std::pair<std::string, std::string> batchBufferNames(const InputSpec &input);
+
+/// Checks that `info` is something the training loop can drive: a fingerprint, unique non-empty
+/// names, F32 params and state whose shapes are valid, state slots without '/' naming existing
+/// parameters, inputs with valid shapes, dtypes and vocab/classes. The error names the culprit.
+Status validateProgramInfo(const ProgramInfo &info);
+
+}  // namespace stepc::rt
+
+#endif  // STEPC_RUNTIME_FORMATS_PROGRAMINFO_H

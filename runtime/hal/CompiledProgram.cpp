@@ -1,0 +1,149 @@
+//===- CompiledProgram.cpp - a StepProgram backed by compiled entry points ===//
+#include "runtime/hal/CompiledProgram.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/hal/Device.h"
+#include "runtime/hal/Gemm.h"
+#include "runtime/hal/cpu/ThreadPool.h"
+#include "runtime/hal/cuda/Session.h"
+
+namespace stepc::rt {
+
+CompiledProgram::CompiledProgram(ProgramDescription description, PackedEntry train,
+                                 PackedEntry eval)
+    : description_(std::move(description)), train_(train), eval_(eval) {}
+
+Status CompiledProgram::create(const std::string &text, PackedEntry train, PackedEntry eval,
+                               std::unique_ptr<CompiledProgram> &out) {
+  ProgramDescription d;
+  if (Status s = parseProgramDescription(text, d); !s.ok()) return s;
+  for (const Binding &b : d.train.results)
+    if (b.kind == Binding::Kind::kBatch || b.kind == Binding::Kind::kStep)
+      return Status::error("program description: the train step cannot return a batch or step");
+  out.reset(new CompiledProgram(std::move(d), train, eval));
+  return {};
+}
+
+Status CompiledProgram::attachCuda(const std::string &text, PackedEntry train,
+                                   PackedEntry eval) {
+  auto d = std::make_unique<ProgramDescription>();
+  if (Status s = parseProgramDescription(text, *d); !s.ok()) return s.withContext("CUDA step");
+  if (d->info.fingerprint != description_.info.fingerprint)
+    return Status::error("the CUDA step was compiled from another program than the CPU step");
+  cudaDescription_ = std::move(d);
+  cudaTrain_ = train;
+  cudaEval_ = eval;
+  return {};
+}
+
+std::string CompiledProgram::describeGpu() const { return stepc::rt::describeGpu(); }
+
+Status CompiledProgram::selectDevice(const std::string &device) {
+  if (!cudaDescription_) return selectCpuStepDevice(device);  // a CPU step only
+  useCuda_ = false;
+  if (device == "cpu") return {};
+  if (device != "cuda" && device != "auto")
+    return Status::error("expected cpu, cuda or auto, found '" + device + "'");
+  cuda::Session &session = cuda::Session::get();
+  if (!session.status().ok()) {
+    if (device == "cuda") return session.status();
+    std::fprintf(stderr, "stepc: no GPU (%s); running the step on the CPU\n",
+                 session.status().message().c_str());
+    return {};
+  }
+  useCuda_ = true;
+  cudaStep_ = std::make_unique<cuda::CudaStep>();
+  std::fprintf(stderr, "stepc: running the step on %s (%s)\n", session.device().name.c_str(),
+               session.device().arch().c_str());
+  return {};
+}
+
+Status CompiledProgram::setThreads(int threads) {
+  // One pool runs both the tiled loop kernels and the GEMM blocks.
+  useSingleThreadedBlas();
+  setPoolThreads(threads);
+  return {};
+}
+
+Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
+                             const StepBuffers &buffers, int64_t step) {
+  if (!fn) return Status::error("this executable has no compiled '" + entry.symbol + "'");
+  if (useCuda_) {
+    const EntryDescription &cudaEntry =
+        &entry == &description_.train ? cudaDescription_->train : cudaDescription_->eval;
+    PackedEntry cudaFn = &entry == &description_.train ? cudaTrain_ : cudaEval_;
+    if (cudaEntry.results.size() != entry.results.size())
+      return Status::error("the CUDA step's results differ from the CPU step's");
+    // The train step keeps params and state on the device (syncToHost brings them back),
+    // unless an update comes back as a result instead of in place.
+    bool resident = &entry == &description_.train &&
+                    std::none_of(cudaEntry.results.begin(), cudaEntry.results.end(),
+                                 [](const Binding &b) {
+                                   return b.kind == Binding::Kind::kParam ||
+                                          b.kind == Binding::Kind::kState;
+                                 });
+    return cudaStep_->call(info(), cudaEntry, cudaFn, buffers, step, resident, scratch_);
+  }
+  int64_t stepValue = step;
+  args_.clear();
+  for (const Binding &b : entry.args) {
+    switch (b.kind) {
+      case Binding::Kind::kParam: args_.push_back(buffers.params.at(b.index).data); break;
+      case Binding::Kind::kState: args_.push_back(buffers.state.at(b.index).data); break;
+      case Binding::Kind::kBatch: args_.push_back(buffers.batch.at(b.index).data); break;
+      case Binding::Kind::kStep: args_.push_back(&stepValue); break;
+      case Binding::Kind::kMetric:
+        return Status::error("program description: a metric cannot be an argument");
+    }
+  }
+  scratch_.resize(entry.results.size());
+  for (size_t i = 0; i < entry.results.size(); ++i) {
+    const Binding &b = entry.results[i];
+    int64_t n = b.kind == Binding::Kind::kParam   ? elementCount(info().params[b.index].shape)
+                : b.kind == Binding::Kind::kState ? elementCount(info().state[b.index].shape)
+                                                  : 1;
+    scratch_[i].resize(static_cast<size_t>(n));
+    args_.push_back(scratch_[i].data());
+  }
+  fn(args_.data());
+  return {};
+}
+
+Status CompiledProgram::syncToHost(const StepBuffers &buffers) {
+  return useCuda_ ? cudaStep_->syncToHost(cudaTrain_, buffers) : Status();
+}
+
+Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) {
+  const EntryDescription &entry = description_.train;
+  if (Status s = call(entry, train_, buffers, step); !s.ok()) return s;
+  metrics = emptyMetrics(info());
+  for (size_t i = 0; i < entry.results.size(); ++i) {
+    const Binding &b = entry.results[i];
+    const std::vector<float> &value = scratch_[i];
+    if (b.kind == Binding::Kind::kParam || b.kind == Binding::Kind::kState) {
+      const TensorBuffer &dst =
+          b.kind == Binding::Kind::kParam ? buffers.params.at(b.index) : buffers.state.at(b.index);
+      std::memcpy(dst.data, value.data(), value.size() * sizeof(float));
+    } else {
+      setMetric(metrics, b.metric, value[0]);
+    }
+  }
+  // On the GPU, the step's device time (CUDA events) too.
+  if (useCuda_ && cudaStep_->lastDeviceMs() >= 0)
+    metrics.extra.emplace_back("device_ms", cudaStep_->lastDeviceMs());
+  return {};
+}
+
+Status CompiledProgram::evaluate(const StepBuffers &buffers, int64_t step, double &loss) {
+  const EntryDescription &entry = description_.eval;
+  if (Status s = call(entry, eval_, buffers, step); !s.ok()) return s;
+  for (size_t i = 0; i < entry.results.size(); ++i)
+    if (entry.results[i].kind == Binding::Kind::kMetric && entry.results[i].metric == "loss")
+      loss = scratch_[i][0];
+  return {};
+}
+
+}  // namespace stepc::rt

@@ -1,0 +1,62 @@
+//===- CompiledProgram.h - a StepProgram backed by compiled entry points -*- C++ -*-===//
+//
+// The step program of an executable that `stepc compile` linked: the compiled train and eval
+// entry points (packed: `void f(void **buffers)`, see ProgramDescription.h) and the description
+// the compiler embedded next to them. The buffers a step writes (new params, new state,
+// metrics) go to scratch buffers first and are copied back after the call, so a compiled
+// function never sees its inputs change under it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_RUNTIME_COMPILEDPROGRAM_H
+#define STEPC_RUNTIME_COMPILEDPROGRAM_H
+
+#include <memory>
+#include <vector>
+
+#include "runtime/formats/ProgramDescription.h"
+#include "runtime/harness/StepProgram.h"
+#include "runtime/hal/cuda/CudaStep.h"
+
+namespace stepc::rt {
+
+using PackedEntry = void (*)(void **buffers);
+
+class CompiledProgram : public StepProgram {
+ public:
+  /// Parses `description`; `train` and `eval` are the entry points it describes.
+  static Status create(const std::string &description, PackedEntry train, PackedEntry eval,
+                       std::unique_ptr<CompiledProgram> &out);
+
+  /// Adds the CUDA step of a --target=cuda executable (its own description and entry points).
+  Status attachCuda(const std::string &description, PackedEntry train, PackedEntry eval);
+  /// With a CUDA step: cpu runs the CPU step, cuda the CUDA one (or refuses in one line
+  /// without a GPU), auto the CUDA one when the GPU answers and else the CPU one, saying so.
+  Status selectDevice(const std::string &device) override;
+  std::string describeGpu() const override;
+
+  const ProgramInfo &info() const override { return description_.info; }
+  const ProgramDescription &description() const { return description_; }
+  Status setThreads(int threads) override;
+  Status run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) override;
+  Status syncToHost(const StepBuffers &buffers) override;
+  Status evaluate(const StepBuffers &buffers, int64_t step, double &loss) override;
+
+ private:
+  CompiledProgram(ProgramDescription description, PackedEntry train, PackedEntry eval);
+  Status call(const EntryDescription &entry, PackedEntry fn, const StepBuffers &buffers,
+              int64_t step);
+
+  ProgramDescription description_;
+  PackedEntry train_, eval_;
+  // The CUDA step, if linked in, and whether this run uses it.
+  std::unique_ptr<ProgramDescription> cudaDescription_;
+  PackedEntry cudaTrain_ = nullptr, cudaEval_ = nullptr;
+  bool useCuda_ = false;
+  std::unique_ptr<cuda::CudaStep> cudaStep_;
+  std::vector<std::vector<float>> scratch_;  // one per result of the entry being called
+  std::vector<void *> args_;
+};
+
+}  // namespace stepc::rt
+
+#endif  // STEPC_RUNTIME_COMPILEDPROGRAM_H

@@ -1,0 +1,85 @@
+//===- Profile.cpp - the per-kernel profile of a compiled step ------------===//
+#include "runtime/hal/Profile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace stepc::rt {
+namespace {
+
+struct Entry {
+  std::string name;
+  int64_t calls = 0;
+  double seconds = 0;
+};
+
+struct State {
+  bool enabled = false;
+  std::vector<Entry> entries;
+  std::chrono::steady_clock::time_point start;
+};
+
+State &state() {
+  static State s;
+  return s;
+}
+
+void printAtExit() {
+  std::fputs(profileReport().c_str(), stderr);
+}
+
+}  // namespace
+
+void initProfile(const std::vector<std::string> &names) {
+  const char *env = std::getenv("STEPC_PROFILE");
+  State &s = state();
+  s.enabled = env && *env && std::strcmp(env, "0") != 0;
+  s.entries.clear();
+  for (const std::string &name : names) s.entries.push_back({name, 0, 0});
+  if (s.enabled) std::atexit(printAtExit);
+}
+
+std::string profileReport() {
+  State &s = state();
+  std::vector<const Entry *> order;
+  double total = 0;
+  for (const Entry &e : s.entries)
+    if (e.calls) {
+      order.push_back(&e);
+      total += e.seconds;
+    }
+  std::sort(order.begin(), order.end(),
+            [](const Entry *a, const Entry *b) { return a->seconds > b->seconds; });
+  std::string out = "profile (STEPC_PROFILE): " + std::to_string(order.size()) +
+                    " kernels and library calls, " + std::to_string(total * 1e3) + " ms in all\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%10s %10s %7s  %s\n", "total ms", "calls", "share", "kernel");
+  out += line;
+  for (const Entry *e : order) {
+    std::snprintf(line, sizeof line, "%10.1f %10lld %6.1f%%  %s\n", e->seconds * 1e3,
+                  static_cast<long long>(e->calls), total > 0 ? 100.0 * e->seconds / total : 0.0,
+                  e->name.c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace stepc::rt
+
+void stepc_profile_enter(int64_t id) {
+  stepc::rt::State &s = stepc::rt::state();
+  if (!s.enabled) return;
+  (void)id;
+  s.start = std::chrono::steady_clock::now();
+}
+
+void stepc_profile_exit(int64_t id) {
+  stepc::rt::State &s = stepc::rt::state();
+  if (!s.enabled || id < 0 || static_cast<size_t>(id) >= s.entries.size()) return;
+  auto now = std::chrono::steady_clock::now();
+  s.entries[id].calls++;
+  s.entries[id].seconds += std::chrono::duration<double>(now - s.start).count();
+}

@@ -1,0 +1,249 @@
+//===- Gemm.cpp - the GEMM interface on OpenBLAS --------------------------===//
+#include "runtime/hal/Gemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "runtime/hal/cpu/ThreadPool.h"
+
+// OpenBLAS's CBLAS, declared here so the runtime builds without its headers; the executable
+// links libopenblas.a (stepc's link line).
+extern "C" {
+void cblas_sgemm(int order, int transA, int transB, int m, int n, int k, float alpha,
+                 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
+void openblas_set_num_threads(int threads);
+}
+
+namespace stepc::rt {
+namespace {
+
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+
+// One BLAS call C = op(A) · op(B) (+ C), and how to split it across threads.
+struct Blas {
+  Operand A, B;
+  float *c;
+  int64_t m, n, k, ldc;
+  bool accumulate;
+  bool splitRows = true;
+};
+
+// The block C[i0:i1, j0:j1] of `call`.
+void runBlas(const Blas &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  if (i1 <= i0 || j1 <= j0) return;
+  // Row i of op(A) starts at i·ld (not transposed) or at column i (transposed); likewise
+  // column j of op(B).
+  const float *a = call.A.data + (call.A.transposed ? i0 : i0 * call.A.ld);
+  const float *b = call.B.data + (call.B.transposed ? j0 * call.B.ld : j0);
+  cblas_sgemm(kRowMajor, call.A.transposed ? kTrans : kNoTrans,
+              call.B.transposed ? kTrans : kNoTrans, static_cast<int>(i1 - i0),
+              static_cast<int>(j1 - j0), static_cast<int>(call.k), 1.0f, a,
+              static_cast<int>(call.A.ld), b, static_cast<int>(call.B.ld),
+              call.accumulate ? 1.0f : 0.0f, call.c + i0 * call.ldc + j0,
+              static_cast<int>(call.ldc));
+}
+
+// Part [lo, hi) of poolThreads() parts, in blocks aligned to 16 rows or columns.
+void runBlock(void *context, int64_t lo, int64_t hi) {
+  const Blas &call = *static_cast<const Blas *>(context);
+  int64_t parts = poolThreads(), extent = call.splitRows ? call.m : call.n;
+  auto edge = [&](int64_t p) {
+    if (p >= parts) return extent;
+    int64_t e = (extent * p / parts + 8) / 16 * 16;
+    return std::min(e, extent);
+  };
+  if (call.splitRows)
+    runBlas(call, edge(lo), edge(hi), 0, call.n);
+  else
+    runBlas(call, 0, call.m, edge(lo), edge(hi));
+}
+
+// C[M,N] += op(A) · op(B) for one 2-D slice.
+void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, const float *b,
+            const int64_t *bSizes, const int64_t *bStrides, float *c, const int64_t *cSizes,
+            const int64_t *cStrides, bool transA, bool transB, bool accumulate) {
+  int64_t m = cSizes[0], n = cSizes[1];
+  int64_t k = transA ? aSizes[0] : aSizes[1];
+  if (m == 0 || n == 0) return;
+  if (cStrides[1] != 1 && n > 1 && (cStrides[0] == 1 || m == 1)) {
+    // A column-major C: compute its transpose, C^T[N,M] += op(B)^T · op(A)^T.
+    int64_t tSizes[2] = {cSizes[1], cSizes[0]}, tStrides[2] = {cStrides[1], cStrides[0]};
+    return gemm2d(b, bSizes, bStrides, a, aSizes, aStrides, c, tSizes, tStrides, !transB, !transA,
+                  accumulate);
+  }
+  gemmStats().calls++;
+  gemmStats().flops += 2.0 * m * n * k;
+  Operand A = operand(a, aSizes, aStrides, transA), B = operand(b, bSizes, bStrides, transB);
+  if (k == 0) {
+    if (!accumulate)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c[i * cStrides[0] + j * cStrides[1]] = 0;
+    return;
+  }
+  if (A.ok && B.ok && (cStrides[1] == 1 || n == 1)) {
+    int64_t ldc = std::max<int64_t>(m == 1 ? n : cStrides[0], n);
+    Blas call{A, B, c, m, n, k, ldc, accumulate};
+    int threads = poolThreads();
+    // Big enough to be worth splitting (about 10 µs of work or more): blocks of rows, or of
+    // columns when C is wider than tall, one per thread, each a single-threaded BLAS call.
+    if (threads > 1 && 2.0 * m * n * k >= 4.0e6 && std::max(m, n) >= 32) {
+      call.splitRows = m >= n;
+      parallelFor(0, threads, runBlock, &call);
+      return;
+    }
+    runBlas(call, 0, m, 0, n);
+    return;
+  }
+  // Views BLAS cannot take (no unit stride): plain loops. The compiler only emits calls for
+  // views with a unit stride, so this is a safety net.
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        float x = transA ? a[p * aStrides[0] + i * aStrides[1]] : a[i * aStrides[0] + p * aStrides[1]];
+        float y = transB ? b[j * bStrides[0] + p * bStrides[1]] : b[p * bStrides[0] + j * bStrides[1]];
+        sum += x * y;
+      }
+      float &out = c[i * cStrides[0] + j * cStrides[1]];
+      out = accumulate ? out + sum : sum;
+    }
+}
+
+}  // namespace
+
+void useSingleThreadedBlas() { openblas_set_num_threads(1); }
+
+GemmStats &gemmStats() {
+  static GemmStats stats;
+  return stats;
+}
+
+}  // namespace stepc::rt
+
+using stepc::rt::StridedMemRef;
+
+void _mlir_ciface_stepc_matmul_f32(StridedMemRef<2> *a, StridedMemRef<2> *b, StridedMemRef<2> *c,
+                                   int64_t transA, int64_t transB, int64_t accumulate) {
+  stepc::rt::gemm2d(a->data + a->offset, a->sizes, a->strides, b->data + b->offset, b->sizes,
+                    b->strides, c->data + c->offset, c->sizes, c->strides, transA != 0,
+                    transB != 0, accumulate != 0);
+}
+
+void _mlir_ciface_stepc_batch_matmul_f32(StridedMemRef<3> *a, StridedMemRef<3> *b,
+                                         StridedMemRef<3> *c, int64_t transA, int64_t transB,
+                                         int64_t accumulate) {
+  for (int64_t i = 0; i < c->sizes[0]; ++i)
+    stepc::rt::gemm2d(a->data + a->offset + i * a->strides[0], a->sizes + 1, a->strides + 1,
+                      b->data + b->offset + i * b->strides[0], b->sizes + 1, b->strides + 1,
+                      c->data + c->offset + i * c->strides[0], c->sizes + 1, c->strides + 1,
+                      transA != 0, transB != 0, accumulate != 0);
+}
+
+void _mlir_ciface_stepc_matmul_epilogue_f32(StridedMemRef<2> *a, StridedMemRef<2> *b,
+                                            StridedMemRef<2> *d, StridedMemRef<1> *bias,
+                                            StridedMemRef<2> *residual, int64_t transA,
+                                            int64_t transB, int64_t flags) {
+  float *out = d->data + d->offset;
+  int64_t m = d->sizes[0], n = d->sizes[1];
+  bool hasResidual = flags & 1, gelu = flags & 2, geluGrad = flags & 4;
+  if (geluGrad) {
+    // D = op(A)·op(B) · gelu'(X), X in the residual slot; in the order the VJP's kernel computes.
+    stepc::rt::gemm2d(a->data + a->offset, a->sizes, a->strides, b->data + b->offset, b->sizes,
+                      b->strides, out, d->sizes, d->strides, transA != 0, transB != 0, false);
+    const float *xs = residual->data + residual->offset;
+    constexpr float k = 0.7978845608028654f, c = 0.044715f;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float x = xs[i * residual->strides[0] + j * residual->strides[1]];
+        float x2 = x * x;
+        float t = std::tanh((x + (x2 * x) * c) * k);
+        float du = (x2 * (3 * c) + 1.0f) * k;
+        float dgelu = (t + 1.0f) * 0.5f + (x * 0.5f) * ((1.0f - t * t) * du);
+        out[i * d->strides[0] + j * d->strides[1]] *= dgelu;
+      }
+    if (flags & 8) {  // the bias gradient: D's column sums, row after row
+      float *g = bias->data + bias->offset;
+      for (int64_t j = 0; j < n; ++j) g[j * bias->strides[0]] = 0.0f;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          g[j * bias->strides[0]] += out[i * d->strides[0] + j * d->strides[1]];
+    }
+    return;
+  }
+  if (hasResidual) {
+    const float *r = residual->data + residual->offset;
+    if (r != out)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          out[i * d->strides[0] + j * d->strides[1]] =
+              r[i * residual->strides[0] + j * residual->strides[1]];
+  }
+  stepc::rt::gemm2d(a->data + a->offset, a->sizes, a->strides, b->data + b->offset, b->sizes,
+                    b->strides, out, d->sizes, d->strides, transA != 0, transB != 0,
+                    hasResidual != 0);
+  if (flags & 16) {  // the bias gradient of B (not transposed): its column sums, row after row
+    const float *x = b->data + b->offset;
+    float *g = bias->data + bias->offset;
+    for (int64_t j = 0; j < b->sizes[1]; ++j) g[j * bias->strides[0]] = 0.0f;
+    for (int64_t p = 0; p < b->sizes[0]; ++p)
+      for (int64_t j = 0; j < b->sizes[1]; ++j)
+        g[j * bias->strides[0]] += x[p * b->strides[0] + j * b->strides[1]];
+    return;
+  }
+  const float *v = bias->data + bias->offset;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float &x = out[i * d->strides[0] + j * d->strides[1]];
+      x += v[j * bias->strides[0]];
+      if (gelu) {  // step.gelu's tanh form, in the order the compiled kernel computes it
+        float inner = 0.7978845608028654f * (x + 0.044715f * ((x * x) * x));
+        x = (0.5f * x) * (1.0f + std::tanh(inner));
+      }
+    }
+}
+
+namespace {
+
+// A bf16 view widened to a contiguous row-major f32 matrix (sizes kept), for the f32 GEMM.
+std::vector<float> widen(const stepc::rt::Bf16 *data, const int64_t *sizes,
+                         const int64_t *strides) {
+  std::vector<float> out(static_cast<size_t>(sizes[0] * sizes[1]));
+  for (int64_t i = 0; i < sizes[0]; ++i)
+    for (int64_t j = 0; j < sizes[1]; ++j) {
+      uint32_t bits = uint32_t{data[i * strides[0] + j * strides[1]]} << 16;
+      std::memcpy(&out[static_cast<size_t>(i * sizes[1] + j)], &bits, sizeof bits);
+    }
+  return out;
+}
+
+void gemmBf16(const stepc::rt::Bf16 *a, const int64_t *aSizes, const int64_t *aStrides,
+              const stepc::rt::Bf16 *b, const int64_t *bSizes, const int64_t *bStrides, float *c,
+              const int64_t *cSizes, const int64_t *cStrides, bool transA, bool transB,
+              bool accumulate) {
+  std::vector<float> wa = widen(a, aSizes, aStrides), wb = widen(b, bSizes, bStrides);
+  int64_t sa[2] = {aSizes[1], 1}, sb[2] = {bSizes[1], 1};
+  stepc::rt::gemm2d(wa.data(), aSizes, sa, wb.data(), bSizes, sb, c, cSizes, cStrides, transA,
+                    transB, accumulate);
+}
+
+}  // namespace
+
+void _mlir_ciface_stepc_matmul_bf16(StridedMemRef<2, stepc::rt::Bf16> *a,
+                                    StridedMemRef<2, stepc::rt::Bf16> *b, StridedMemRef<2> *c,
+                                    int64_t transA, int64_t transB, int64_t accumulate) {
+  gemmBf16(a->data + a->offset, a->sizes, a->strides, b->data + b->offset, b->sizes, b->strides,
+           c->data + c->offset, c->sizes, c->strides, transA != 0, transB != 0, accumulate != 0);
+}
+
+void _mlir_ciface_stepc_batch_matmul_bf16(StridedMemRef<3, stepc::rt::Bf16> *a,
+                                          StridedMemRef<3, stepc::rt::Bf16> *b,
+                                          StridedMemRef<3> *c, int64_t transA, int64_t transB,
+                                          int64_t accumulate) {
+  for (int64_t i = 0; i < c->sizes[0]; ++i)
+    gemmBf16(a->data + a->offset + i * a->strides[0], a->sizes + 1, a->strides + 1,
+             b->data + b->offset + i * b->strides[0], b->sizes + 1, b->strides + 1,
+             c->data + c->offset + i * c->strides[0], c->sizes + 1, c->strides + 1, transA != 0,
+             transB != 0, accumulate != 0);
+}

@@ -1,0 +1,275 @@
+//===- Cli.cpp - the training executable's command line ------------------===//
+#include "runtime/harness/Cli.h"
+
+#include <cstdint>
+#include <functional>
+#include <set>
+
+namespace stepc::rt {
+namespace {
+
+// A decimal integer in [min, max]: digits only (no sign, space or suffix).
+bool parseInteger(const std::string &text, uint64_t min, uint64_t max, uint64_t &out) {
+  if (text.empty() || text.size() > 20) return false;
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    uint64_t d = static_cast<uint64_t>(c - '0');
+    if (value > (UINT64_MAX - d) / 10) return false;
+    value = value * 10 + d;
+  }
+  if (value < min || value > max) return false;
+  out = value;
+  return true;
+}
+
+const char *commandName(Command command) {
+  switch (command) {
+    case Command::kTrain: return "train";
+    case Command::kEval: return "eval";
+    case Command::kInfo: return "info";
+    case Command::kHelp: break;
+  }
+  return "help";
+}
+
+// One flag of a command: whether it takes a value, and what to do with it.
+struct Flag {
+  const char *name;
+  bool takesValue;
+  std::function<Status(const std::string &)> apply;
+};
+
+Status integerFlag(const std::string &flag, const std::string &value, uint64_t min, uint64_t max,
+                   const char *expected, uint64_t &out) {
+  if (!parseInteger(value, min, max, out))
+    return Status::error(flag + ": expected " + expected + ", found '" + value + "'");
+  return {};
+}
+
+Status deviceFlag(const std::string &value, std::string &out) {
+  if (value != "cpu" && value != "cuda" && value != "auto")
+    return Status::error("--device: expected cpu, cuda or auto, found '" + value + "'");
+  out = value;
+  return {};
+}
+
+Status pathFlag(const std::string &flag, const std::string &value, std::string &out) {
+  if (value.empty()) return Status::error(flag + ": expected a file name, found ''");
+  out = value;
+  return {};
+}
+
+}  // namespace
+
+Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) {
+  CommandLine cl;
+  if (args.empty()) {
+    out = cl;
+    return Status::error("no command given: expected train, eval, info or --help");
+  }
+  const std::string &word = args[0];
+  if (word == "--help" || word == "-h" || word == "help") {
+    cl.command = Command::kHelp;
+    if (word == "help" && args.size() > 1) {
+      const std::string &topic = args[1];
+      if (topic == "train") cl.helpFor = Command::kTrain;
+      else if (topic == "eval") cl.helpFor = Command::kEval;
+      else if (topic == "info") cl.helpFor = Command::kInfo;
+      else return Status::error("help: unknown command '" + topic + "' (expected train, eval or info)");
+      if (args.size() > 2) return Status::error("help: unexpected argument '" + args[2] + "'");
+    } else if (args.size() > 1) {
+      return Status::error(word + ": unexpected argument '" + args[1] + "'");
+    }
+    out = cl;
+    return {};
+  }
+  if (word == "train") cl.command = Command::kTrain;
+  else if (word == "eval") cl.command = Command::kEval;
+  else if (word == "info") cl.command = Command::kInfo;
+  else if (!word.empty() && word[0] == '-')
+    return Status::error("expected a command (train, eval, info) before the flag '" + word + "'");
+  else
+    return Status::error("unknown command '" + word + "' (expected train, eval, info or --help)");
+
+  TrainOptions &t = cl.train;
+  EvalOptions &e = cl.eval;
+  uint64_t v = 0;
+  const uint64_t kMaxSteps = uint64_t{1} << 53;  // a step is exact in the f64 schedules
+  std::vector<Flag> flags;
+  if (cl.command == Command::kTrain) {
+    flags = {
+        {"--data", true, [&](const std::string &x) { return pathFlag("--data", x, t.data); }},
+        {"--steps", true,
+         [&](const std::string &x) {
+           Status s = integerFlag("--steps", x, 1, kMaxSteps, "a positive integer", v);
+           t.steps = static_cast<int64_t>(v);
+           return s;
+         }},
+        {"--seed", true,
+         [&](const std::string &x) {
+           return integerFlag("--seed", x, 0, UINT64_MAX, "an integer in [0, 2^64)", t.seed);
+         }},
+        {"--threads", true,
+         [&](const std::string &x) {
+           Status s = integerFlag("--threads", x, 1, 4096, "a thread count in [1, 4096]", v);
+           t.threads = static_cast<int>(v);
+           return s;
+         }},
+        {"--device", true, [&](const std::string &x) { return deviceFlag(x, t.device); }},
+        {"--checkpoint-dir", true,
+         [&](const std::string &x) {
+           if (x.empty()) return Status::error("--checkpoint-dir: expected a directory, found ''");
+           t.checkpointDir = x;
+           return Status();
+         }},
+        {"--checkpoint-every", true,
+         [&](const std::string &x) {
+           Status s = integerFlag("--checkpoint-every", x, 1, kMaxSteps,
+                                  "a positive number of steps", v);
+           t.checkpointEvery = static_cast<int64_t>(v);
+           return s;
+         }},
+        {"--resume", false,
+         [&](const std::string &) {
+           t.resume = true;
+           return Status();
+         }},
+        {"--metrics", true,
+         [&](const std::string &x) { return pathFlag("--metrics", x, cl.metricsPath); }},
+        {"--init-from", true,
+         [&](const std::string &x) { return pathFlag("--init-from", x, t.initFrom); }},
+        {"--save-params", true,
+         [&](const std::string &x) { return pathFlag("--save-params", x, t.saveParams); }},
+    };
+  } else if (cl.command == Command::kEval) {
+    flags = {
+        {"--data", true, [&](const std::string &x) { return pathFlag("--data", x, e.data); }},
+        {"--seed", true,
+         [&](const std::string &x) {
+           return integerFlag("--seed", x, 0, UINT64_MAX, "an integer in [0, 2^64)", e.seed);
+         }},
+        {"--threads", true,
+         [&](const std::string &x) {
+           Status s = integerFlag("--threads", x, 1, 4096, "a thread count in [1, 4096]", v);
+           e.threads = static_cast<int>(v);
+           return s;
+         }},
+        {"--device", true, [&](const std::string &x) { return deviceFlag(x, e.device); }},
+        {"--batches", true,
+         [&](const std::string &x) {
+           Status s = integerFlag("--batches", x, 1, kMaxSteps, "a positive integer", v);
+           e.batches = static_cast<int64_t>(v);
+           return s;
+         }},
+        {"--init-from", true,
+         [&](const std::string &x) { return pathFlag("--init-from", x, e.initFrom); }},
+        {"--checkpoint-dir", true,
+         [&](const std::string &x) {
+           if (x.empty()) return Status::error("--checkpoint-dir: expected a directory, found ''");
+           e.checkpointDir = x;
+           return Status();
+         }},
+    };
+  }
+
+  std::set<std::string> seen;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      cl.helpFor = cl.command;
+      cl.command = Command::kHelp;
+      out = cl;
+      return {};
+    }
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
+      return Status::error(std::string(commandName(cl.command)) + ": unexpected argument '" +
+                           arg + "' (flags start with --)");
+    size_t eq = arg.find('=');
+    std::string name = arg.substr(0, eq);
+    const Flag *flag = nullptr;
+    for (const Flag &f : flags)
+      if (name == f.name) flag = &f;
+    if (!flag)
+      return Status::error("unknown flag '" + name + "' for '" + commandName(cl.command) +
+                           "' (see '" + commandName(cl.command) + " --help')");
+    if (!seen.insert(name).second) return Status::error(name + ": given more than once");
+    std::string value;
+    if (!flag->takesValue) {
+      if (eq != std::string::npos)
+        return Status::error(name + ": takes no value, found '" + arg.substr(eq + 1) + "'");
+    } else if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return Status::error(name + ": expected a value after it, found the end of the command line");
+    }
+    if (Status s = flag->apply(value); !s.ok()) return s;
+  }
+
+  if (cl.command == Command::kTrain) {
+    if (t.resume && t.checkpointDir.empty())
+      return Status::error("--resume: needs --checkpoint-dir (where the checkpoints are)");
+    if (t.checkpointEvery > 0 && t.checkpointDir.empty())
+      return Status::error("--checkpoint-every: needs --checkpoint-dir (where to write them)");
+    if (t.resume && !t.initFrom.empty())
+      return Status::error("--init-from: cannot be combined with --resume (a resumed run takes "
+                           "its parameters from the checkpoint)");
+  }
+  if (cl.command == Command::kEval && !e.initFrom.empty() && !e.checkpointDir.empty())
+    return Status::error("--init-from: cannot be combined with --checkpoint-dir (both give the "
+                         "parameters)");
+  out = cl;
+  return {};
+}
+
+std::string usageText(const std::string &program, Command command) {
+  const std::string &p = program;
+  switch (command) {
+    case Command::kTrain:
+      return "usage: " + p + " train [flags]\n"
+             "Trains the model; with no --data, on built-in generated data.\n"
+             "  --data FILE            token data: raw bytes of any file, or an llm.c .bin shard\n"
+             "  --steps N              total steps to train (a resumed run continues to N)\n"
+             "  --seed S               seed of the initial parameters and the data (default 0)\n"
+             "  --threads T            threads the step may use (default: the program's choice)\n"
+             "  --device D             cpu, cuda or auto (default): where the step runs. auto\n"
+             "                         takes the GPU when the executable has a CUDA step\n"
+             "                         (stepc compile --target=cuda) and one is there, else the\n"
+             "                         CPU; cuda stops with what GPU there is when it cannot\n"
+             "  --checkpoint-dir D     write checkpoints to D (at the end, and see below)\n"
+             "  --checkpoint-every N   also checkpoint every N steps\n"
+             "  --resume               continue from the newest checkpoint in D, bit-identically\n"
+             "  --metrics FILE.jsonl   one JSON object per step: step, loss, lr, grad_norm,\n"
+             "                         tokens_per_s, step_ms, ...\n"
+             "  --init-from F          initial parameters from a safetensors file, by name\n"
+             "  --save-params F        write the final parameters to a safetensors file\n"
+             "Environment: STEPC_PROFILE=1 prints a per-kernel time profile at exit (compiled\n"
+             "executables); --threads sets the threads of loop kernels and GEMMs alike.\n";
+    case Command::kEval:
+      return "usage: " + p + " eval [flags]\n"
+             "Prints the mean loss over a number of batches, without training.\n"
+             "  --data FILE            token data (as for train)\n"
+             "  --seed S               seed of the batches (and of the initial parameters)\n"
+             "  --threads T            threads the step may use\n"
+             "  --device D             cpu, cuda or auto (default), as for train\n"
+             "  --batches N            batches to average (default 10)\n"
+             "  --init-from F          parameters from a safetensors file\n"
+             "  --checkpoint-dir D     parameters of the newest checkpoint in D\n";
+    case Command::kInfo:
+      return "usage: " + p + " info\n"
+             "Prints the model: parameters, optimizer state, inputs, FLOPs per step, planned\n"
+             "memory and kernel count.\n";
+    case Command::kHelp:
+      break;
+  }
+  return "usage: " + p + " COMMAND [flags]\n"
+         "Commands:\n"
+         "  train   train the model (" + p + " train --help for its flags)\n"
+         "  eval    the loss of parameters on a few batches\n"
+         "  info    parameters, FLOPs per step, planned memory, kernel count\n"
+         "  help    this text; '" + p + " help COMMAND' for a command's flags\n";
+}
+
+}  // namespace stepc::rt

@@ -1,0 +1,160 @@
+//===- Main.cpp - the training executable's main() -----------------------===//
+#include "runtime/harness/Main.h"
+
+#include <signal.h>
+
+#include <cinttypes>
+
+#include "runtime/harness/Cli.h"
+#include "runtime/harness/Reporter.h"
+#include "runtime/harness/TrainingLoop.h"
+
+namespace stepc::rt {
+namespace {
+
+std::string baseName(const char *path) {
+  std::string name = path && *path ? path : "train";
+  size_t slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
+}
+
+std::string formatCount(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.0f", value);
+  return text;
+}
+
+std::string formatBytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int i = 0;
+  while (bytes >= 1024 && i < 4) {
+    bytes /= 1024;
+    ++i;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, i ? "%.1f %s" : "%.0f %s", bytes, units[i]);
+  return text;
+}
+
+const char *sourceText(const InputSpec &input, std::string &scratch) {
+  scratch = input.source == InputSource::kTokenStream
+                ? "token_stream(vocab = " + std::to_string(input.vocab) + ")"
+                : "classification(classes = " + std::to_string(input.classes) + ")";
+  return scratch.c_str();
+}
+
+volatile std::sig_atomic_t gInterrupted = 0;
+
+extern "C" void onInterrupt(int) { gInterrupted = 1; }
+
+// While alive, the first SIGINT or SIGTERM sets gInterrupted (training stops after the step
+// with a checkpoint); SA_RESETHAND makes a second one end the process at once.
+class InterruptHandler {
+ public:
+  InterruptHandler() {
+    gInterrupted = 0;
+    struct sigaction action = {};
+    action.sa_handler = onInterrupt;
+    action.sa_flags = SA_RESETHAND;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &oldInt_);
+    ::sigaction(SIGTERM, &action, &oldTerm_);
+  }
+  ~InterruptHandler() {
+    ::sigaction(SIGINT, &oldInt_, nullptr);
+    ::sigaction(SIGTERM, &oldTerm_, nullptr);
+  }
+
+ private:
+  struct sigaction oldInt_ = {}, oldTerm_ = {};
+};
+
+}  // namespace
+
+std::string infoText(const StepProgram &program) {
+  const ProgramInfo &info = program.info();
+  std::string text = "model " + info.name + "\nfingerprint " + info.fingerprint + "\n";
+  double total = 0, stateTotal = 0;
+  std::string params;
+  for (const ParamSpec &p : info.params) {
+    uint64_t n = 0;
+    (void)countElements(p.shape, n);
+    total += static_cast<double>(n);
+    params += "  " + p.name + " " + formatShape(p.shape) + " " + dtypeName(p.dtype) + " = " +
+              p.init.kind + "\n";
+  }
+  for (const StateSpec &s : info.state) {
+    uint64_t n = 0;
+    (void)countElements(s.shape, n);
+    stateTotal += static_cast<double>(n);
+  }
+  text += "parameters " + formatCount(total) + " (" + formatBytes(4 * total) + ")\n" + params;
+  text += "optimizer state " + formatCount(stateTotal) + " (" + formatBytes(4 * stateTotal) +
+          ") in " + std::to_string(info.state.size()) + " tensors\n";
+  text += "inputs\n";
+  std::string scratch;
+  for (const InputSpec &in : info.inputs)
+    text += "  " + in.name + " " + formatShape(in.shape) + " " + dtypeName(in.dtype) + " = " +
+            sourceText(in, scratch) + "\n";
+  text += "FLOPs per step " +
+          (info.flopsPerStep > 0 ? formatCount(info.flopsPerStep) : std::string("unknown")) + "\n";
+  text += "planned memory " +
+          (info.plannedBytes > 0 ? formatBytes(static_cast<double>(info.plannedBytes))
+                                 : std::string("unknown")) +
+          "\n";
+  text += "kernels " +
+          (info.kernelCount > 0 ? std::to_string(info.kernelCount) : std::string("unknown")) +
+          "\n";
+  // What GPU this machine has, through the CUDA driver if there is one (runtime/hal/Device.h).
+  text += "gpu " + program.describeGpu() + "\n";
+  return text;
+}
+
+int trainingMain(int argc, const char *const *argv, StepProgram &program, FILE *out, FILE *err) {
+  std::string name = baseName(argc > 0 ? argv[0] : nullptr);
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  CommandLine cl;
+  if (Status s = parseCommandLine(args, cl); !s.ok()) {
+    std::fprintf(err, "%s: error: %s\nRun '%s --help' for usage.\n", name.c_str(),
+                 s.message().c_str(), name.c_str());
+    return kUsageExitCode;
+  }
+  auto fail = [&](const Status &s) {
+    std::fprintf(err, "%s: error: %s\n", name.c_str(), s.message().c_str());
+    return kFailureExitCode;
+  };
+  switch (cl.command) {
+    case Command::kHelp:
+      std::fputs(usageText(name, cl.helpFor).c_str(), out);
+      return 0;
+    case Command::kInfo: {
+      if (Status s = validateProgramInfo(program.info()); !s.ok()) return fail(s);
+      std::fputs(infoText(program).c_str(), out);
+      return 0;
+    }
+    case Command::kEval: {
+      double loss = 0;
+      if (Status s = evaluate(program, cl.eval, loss); !s.ok()) return fail(s);
+      std::fprintf(out, "eval loss %.6f over %" PRId64 " batches\n", loss, cl.eval.batches);
+      return 0;
+    }
+    case Command::kTrain: {
+      ReporterOptions options;
+      options.out = err;
+      options.metricsPath = cl.metricsPath;
+      Reporter reporter(options);
+      InterruptHandler handler;
+      cl.train.interrupted = &gInterrupted;
+      if (Status s = train(program, cl.train, reporter); !s.ok()) {
+        (void)reporter.finish();
+        fail(s);
+        return gInterrupted ? kInterruptedExitCode : kFailureExitCode;
+      }
+      return 0;
+    }
+  }
+  return kFailureExitCode;
+}
+
+}  // namespace stepc::rt

@@ -1,0 +1,122 @@
+//===- StepProgram.h - the training step the executable drives --*- C++ -*-===//
+//
+// The seam between the training executable's host side (TrainingLoop.h: initialisation, data,
+// checkpoints, progress) and however the step itself is computed: the compiled CPU or CUDA step,
+// or a hand-written one in a test. A StepProgram describes the tensors it works on and runs one
+// training step in place on host buffers that the caller owns:
+//
+//   params   one buffer per ParamSpec, updated in place (f32)
+//   state    one buffer per StateSpec (optimizer state: Adam's m and v, momentum...), updated in
+//            place, zero before the first step
+//   batch    two buffers per InputSpec, in InputSpec order:
+//              token_stream(vocab)       [name]         tokens, i32, `shape` ([batch, seq])
+//                                        [name.targets] next tokens, i32, `shape`
+//              classification(classes)   [name]         features, f32, `shape` ([batch, ...])
+//                                        [name.labels]  labels in [0, classes), i32, [batch]
+//
+// A step is a pure function of (params, state, batch, step): the training loop relies on that
+// for bit-identical resume (the checkpoint holds params, state and the step; the batch is drawn
+// from (seed, step)). Everything random inside the step (dropout) must be drawn from the step
+// counter, never from hidden state.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_RUNTIME_STEPPROGRAM_H
+#define STEPC_RUNTIME_STEPPROGRAM_H
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/base/Status.h"
+#include "runtime/formats/ProgramInfo.h"
+
+namespace stepc::rt {
+
+/// A named host tensor the caller owns. Element type F32 or I32.
+struct TensorBuffer {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  void *data = nullptr;
+
+  int64_t elements() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+  float *f32() const { return dtype == DType::kF32 ? static_cast<float *>(data) : nullptr; }
+  int32_t *i32() const { return dtype == DType::kI32 ? static_cast<int32_t *>(data) : nullptr; }
+};
+
+/// The buffers of one step, in the order of ProgramInfo's params, state and inputs (two batch
+/// buffers per input).
+struct StepBuffers {
+  std::vector<TensorBuffer> params;
+  std::vector<TensorBuffer> state;
+  std::vector<TensorBuffer> batch;
+};
+
+/// What one step reports. `extra` holds ProgramInfo::extraMetrics, by name, in that order.
+struct StepMetrics {
+  double loss = 0, lr = 0, gradNorm = 0;
+  std::vector<std::pair<std::string, double>> extra;
+};
+
+/// Metrics with every extra metric of `info` present (zero), in order.
+StepMetrics emptyMetrics(const ProgramInfo &info);
+/// Stores metric `name`: loss, lr, grad_norm, or the extra metric of that name.
+void setMetric(StepMetrics &metrics, const std::string &name, double value);
+
+class StepProgram {
+ public:
+  virtual ~StepProgram() = default;
+
+  /// The program's description; the same object for the program's lifetime.
+  virtual const ProgramInfo &info() const = 0;
+
+  /// Where the step runs (--device: cpu, cuda or auto). Called before the first step. The
+  /// default is a step that runs on the CPU only: cpu and auto run it, cuda is refused. The
+  /// executors (runtime/hal) override it to probe the GPU and say what is there.
+  virtual Status selectDevice(const std::string &device) {
+    if (device == "cpu" || device == "auto") return {};
+    if (device == "cuda")
+      return Status::error("this step runs on the CPU only (compile it with --target=cuda)");
+    return Status::error("expected cpu, cuda or auto, found '" + device + "'");
+  }
+
+  /// The GPU this machine has, for `info` ("NVIDIA H200 (sm_90, 139.8 GiB)" or "none (why)");
+  /// the default does not probe.
+  virtual std::string describeGpu() const { return "not probed (a CPU-only step program)"; }
+
+  /// Brings params and state back into `buffers` for programs that keep them elsewhere between
+  /// steps (the CUDA step keeps them on the device). Called before the host reads them:
+  /// checkpoints, --save-params, the end of a run.
+  virtual Status syncToHost(const StepBuffers &buffers) {
+    (void)buffers;
+    return {};
+  }
+
+  /// The threads the step may use (--threads; 0: the program's choice). Called before the
+  /// first step.
+  virtual Status setThreads(int threads) {
+    (void)threads;
+    return {};
+  }
+
+  /// Runs training step `step` (0 for the first) in place: reads the batch, updates params and
+  /// state, fills `metrics`. An error stops training.
+  virtual Status run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) = 0;
+
+  /// The loss of the current params on a batch, without updating anything (for `eval`).
+  /// Programs that cannot evaluate keep this default.
+  virtual Status evaluate(const StepBuffers &buffers, int64_t step, double &loss) {
+    (void)buffers, (void)step, (void)loss;
+    return Status::error("this executable does not support eval");
+  }
+};
+
+
+}  // namespace stepc::rt
+
+#endif  // STEPC_RUNTIME_STEPPROGRAM_H

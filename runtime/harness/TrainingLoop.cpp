@@ -1,0 +1,405 @@
+//===- TrainingLoop.cpp - the training executable's `train` and `eval` ---===//
+#include "runtime/harness/TrainingLoop.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+#include "runtime/harness/BatchSource.h"
+#include "runtime/formats/Checkpoint.h"
+#include "runtime/base/Init.h"
+#include "runtime/formats/Safetensors.h"
+
+namespace stepc::rt {
+namespace {
+
+Status selectDevice(StepProgram &program, const std::string &device) {
+  return program.selectDevice(device);
+}
+
+constexpr const char *kCheckpointPrefix = "checkpoint-";
+constexpr const char *kCheckpointSuffix = ".safetensors";
+constexpr int kStepDigits = 10;
+
+// The host memory of a run: params, state and batch, owned here and lent to the program as
+// StepBuffers. F32 and I32 elements are both 4 bytes; each buffer has its own vector.
+class HostBuffers {
+ public:
+  explicit HostBuffers(const ProgramInfo &info) {
+    for (const ParamSpec &p : info.params) add(views_.params, p.name, DType::kF32, p.shape);
+    for (const StateSpec &s : info.state)
+      add(views_.state, s.slot + "/" + s.param, DType::kF32, s.shape);
+    for (const InputSpec &in : info.inputs) {
+      auto [first, second] = batchBufferNames(in);
+      add(views_.batch, first, in.dtype, in.shape);
+      add(views_.batch, second, DType::kI32,
+          in.source == InputSource::kTokenStream ? in.shape : std::vector<int64_t>{in.shape[0]});
+    }
+  }
+  const StepBuffers &views() const { return views_; }
+
+ private:
+  void add(std::vector<TensorBuffer> &list, const std::string &name, DType dtype,
+           const std::vector<int64_t> &shape) {
+    TensorBuffer buffer{name, dtype, shape, nullptr};
+    if (dtype == DType::kI32) {
+      ints_.emplace_back(static_cast<size_t>(buffer.elements()), 0);
+      buffer.data = ints_.back().data();
+    } else {
+      floats_.emplace_back(static_cast<size_t>(buffer.elements()), 0.0f);
+      buffer.data = floats_.back().data();
+    }
+    list.push_back(std::move(buffer));
+  }
+
+  // Lists of vectors: a vector's heap block does not move when the list grows.
+  std::vector<std::vector<float>> floats_;
+  std::vector<std::vector<int32_t>> ints_;
+  StepBuffers views_;
+};
+
+Status initParams(const ProgramInfo &info, uint64_t seed, const StepBuffers &buffers) {
+  std::vector<double> values;
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamSpec &p = info.params[i];
+    std::string error = initParameter(p.init, p.name, p.shape, p.stackedDims, seed, values);
+    if (!error.empty()) return Status::error("initialising parameter '" + p.name + "': " + error);
+    float *out = buffers.params[i].f32();
+    for (size_t k = 0; k < values.size(); ++k) out[k] = static_cast<float>(values[k]);
+  }
+  return {};
+}
+
+// Replaces every parameter with the tensor of the same name in a safetensors file (F32, F16,
+// BF16 or F64). Tensors the model does not have are ignored (PyTorch state dicts hold buffers).
+Status loadParams(const std::string &path, const ProgramInfo &info, const StepBuffers &buffers) {
+  SafetensorsFile file;
+  if (Status s = SafetensorsFile::read(path, file); !s.ok()) return s.withContext("--init-from");
+  std::vector<std::vector<float>> loaded(info.params.size());
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    const ParamSpec &p = info.params[i];
+    if (!file.find(p.name))
+      return Status::error("--init-from " + path + ": no tensor named '" + p.name +
+                           "' (a parameter of this model)");
+    std::vector<int64_t> shape;
+    if (Status s = file.readFloats(p.name, loaded[i], &shape); !s.ok())
+      return s.withContext("--init-from");
+    if (shape != p.shape)
+      return Status::error("--init-from " + path + ": tensor '" + p.name + "' is " +
+                           formatShape(shape) + ", this model's parameter is " +
+                           formatShape(p.shape));
+  }
+  for (size_t i = 0; i < loaded.size(); ++i)
+    std::copy(loaded[i].begin(), loaded[i].end(), buffers.params[i].f32());
+  return {};
+}
+
+Status saveParams(const std::string &path, const ProgramInfo &info, const StepBuffers &buffers,
+                  int64_t step) {
+  std::vector<TensorView> views;
+  for (const TensorBuffer &b : buffers.params)
+    views.push_back({b.name, DType::kF32, b.shape, b.data});
+  std::map<std::string, std::string> metadata = {{"stepc.model", info.name},
+                                                 {"stepc.fingerprint", info.fingerprint},
+                                                 {"stepc.step", std::to_string(step)}};
+  return writeSafetensors(path, views, metadata).withContext("--save-params");
+}
+
+std::vector<CheckpointTensor> checkpointTensors(const ProgramInfo &info,
+                                                const StepBuffers &buffers) {
+  std::vector<CheckpointTensor> tensors;
+  for (size_t i = 0; i < info.params.size(); ++i)
+    tensors.push_back({"", info.params[i].name, DType::kF32, info.params[i].shape,
+                       buffers.params[i].data});
+  for (size_t i = 0; i < info.state.size(); ++i)
+    tensors.push_back({info.state[i].slot, info.state[i].param, DType::kF32, info.state[i].shape,
+                       buffers.state[i].data});
+  return tensors;
+}
+
+// The step of a checkpoint file name, or -1 if the name is not one.
+int64_t checkpointStep(const std::string &name) {
+  size_t prefix = std::strlen(kCheckpointPrefix), suffix = std::strlen(kCheckpointSuffix);
+  if (name.size() != prefix + kStepDigits + suffix || name.compare(0, prefix, kCheckpointPrefix) ||
+      name.compare(prefix + kStepDigits, suffix, kCheckpointSuffix))
+    return -1;
+  int64_t step = 0;
+  for (size_t i = prefix; i < prefix + kStepDigits; ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    step = step * 10 + (name[i] - '0');
+  }
+  return step;
+}
+
+// The checkpoints in `dir`, oldest first.
+Status listCheckpoints(const std::string &dir, std::vector<std::pair<int64_t, std::string>> &out) {
+  out.clear();
+  DIR *d = ::opendir(dir.c_str());
+  if (!d) {
+    if (errno == ENOENT) return {};
+    return Status::error("--checkpoint-dir " + dir + ": cannot list it: " + std::strerror(errno));
+  }
+  while (struct dirent *entry = ::readdir(d)) {
+    int64_t step = checkpointStep(entry->d_name);
+    if (step >= 0) out.push_back({step, dir + "/" + entry->d_name});
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return {};
+}
+
+// mkdir -p.
+Status makeDirectories(const std::string &dir) {
+  std::string path;
+  size_t at = 0;
+  while (at <= dir.size()) {
+    size_t slash = dir.find('/', at);
+    if (slash == std::string::npos) slash = dir.size();
+    path = dir.substr(0, slash);
+    at = slash + 1;
+    if (path.empty()) continue;
+    if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST)
+      return Status::error("--checkpoint-dir " + dir + ": cannot create " + path + ": " +
+                           std::strerror(errno));
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Status::error("--checkpoint-dir " + dir + ": not a directory");
+  return {};
+}
+
+class CheckpointWriter {
+ public:
+  CheckpointWriter(const TrainOptions &options, const ProgramInfo &info,
+                   const StepBuffers &buffers, const BatchSource &data, Reporter &reporter)
+      : options_(options), info_(info), buffers_(buffers), data_(data), reporter_(reporter) {}
+
+  Status write(int64_t step) {
+    if (Status s = makeDirectories(options_.checkpointDir); !s.ok()) return s;
+    CheckpointInfo ci;
+    ci.fingerprint = info_.fingerprint;
+    ci.step = static_cast<uint64_t>(step);
+    ci.seed = data_.seed();
+    ci.data = {data_.seed(), static_cast<uint64_t>(step), data_.identity()};
+    std::string path = checkpointPath(options_.checkpointDir, step);
+    if (Status s = writeCheckpoint(path, ci, checkpointTensors(info_, buffers_)); !s.ok())
+      return s.withContext("writing a checkpoint");
+    last_ = path;
+    reporter_.note("checkpoint: " + path);
+    // Keep the newest few; an old one that will not go away is not worth stopping for.
+    std::vector<std::pair<int64_t, std::string>> all;
+    if (listCheckpoints(options_.checkpointDir, all).ok()) {
+      int keep = std::max(options_.keepCheckpoints, 1);
+      for (size_t i = 0; i + keep < all.size(); ++i) ::unlink(all[i].second.c_str());
+    }
+    return {};
+  }
+  const std::string &last() const { return last_; }
+
+ private:
+  const TrainOptions &options_;
+  const ProgramInfo &info_;
+  const StepBuffers &buffers_;
+  const BatchSource &data_;
+  Reporter &reporter_;
+  std::string last_;
+};
+
+// Loads the newest checkpoint of `dir` into `buffers`; `what` names the flag in errors.
+Status resumeFrom(const std::string &dir, const char *what, const ProgramInfo &info,
+                  const StepBuffers &buffers, CheckpointInfo &ci, std::string &path) {
+  int64_t step;
+  if (Status s = findLatestCheckpoint(dir, path, step); !s.ok()) return s;
+  if (path.empty())
+    return Status::error(std::string(what) + ": no checkpoint in '" + dir + "' (looked for " +
+                         kCheckpointPrefix + "<step>" + kCheckpointSuffix + ")");
+  return readCheckpoint(path, info.fingerprint, checkpointTensors(info, buffers), ci)
+      .withContext(what);
+}
+
+}  // namespace
+
+std::string checkpointPath(const std::string &dir, int64_t step) {
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%0*lld", kStepDigits, static_cast<long long>(step));
+  return dir + "/" + kCheckpointPrefix + digits + kCheckpointSuffix;
+}
+
+Status findLatestCheckpoint(const std::string &dir, std::string &path, int64_t &step) {
+  std::vector<std::pair<int64_t, std::string>> all;
+  if (Status s = listCheckpoints(dir, all); !s.ok()) return s;
+  path.clear();
+  step = -1;
+  if (!all.empty()) std::tie(step, path) = all.back();
+  return {};
+}
+
+Status train(StepProgram &program, const TrainOptions &options, Reporter &reporter,
+             TrainResult *result) {
+  const ProgramInfo &info = program.info();
+  if (Status s = validateProgramInfo(info); !s.ok()) return s;
+  int64_t total = options.steps > 0 ? options.steps
+                  : info.defaultSteps > 0 ? info.defaultSteps
+                                          : 1000;
+  if ((options.resume || options.checkpointEvery > 0) && options.checkpointDir.empty())
+    return Status::error(std::string(options.resume ? "--resume" : "--checkpoint-every") +
+                         " needs --checkpoint-dir");
+  if (options.resume && !options.initFrom.empty())
+    return Status::error("--init-from and --resume exclude each other: a resumed run takes its "
+                         "parameters from the checkpoint");
+
+  HostBuffers host(info);
+  const StepBuffers &buffers = host.views();
+  uint64_t seed = options.seed;
+  int64_t first = 0;
+  std::string dataSource;
+  if (options.resume) {
+    CheckpointInfo ci;
+    std::string path;
+    if (Status s = resumeFrom(options.checkpointDir, "--resume", info, buffers, ci, path); !s.ok())
+      return s;
+    seed = ci.data.seed;
+    first = static_cast<int64_t>(ci.step);
+    dataSource = ci.data.source;
+    if (ci.data.step != ci.step)
+      return Status::error("--resume: " + path + ": the data position (step " +
+                           std::to_string(ci.data.step) + ") disagrees with the step (" +
+                           std::to_string(ci.step) + ")");
+    reporter.note("resuming from " + path + " (step " + std::to_string(first) + ", seed " +
+                  std::to_string(seed) + ")");
+  } else {
+    if (!options.checkpointDir.empty()) {
+      std::string path;
+      int64_t step;
+      if (Status s = findLatestCheckpoint(options.checkpointDir, path, step); !s.ok()) return s;
+      if (!path.empty())
+        return Status::error("--checkpoint-dir " + options.checkpointDir +
+                             " already holds checkpoints of a run (the newest: " + path +
+                             "); pass --resume to continue it, or choose another directory");
+    }
+    if (options.initFrom.empty()) {
+      if (Status s = initParams(info, seed, buffers); !s.ok()) return s;
+    } else if (Status s = loadParams(options.initFrom, info, buffers); !s.ok()) {
+      return s;
+    }
+  }
+
+  BatchSource data;
+  if (Status s = BatchSource::open(info.inputs, options.data, seed, data); !s.ok()) return s;
+  if (options.resume && data.identity() != dataSource)
+    return Status::error("--resume: the checkpoint was trained on data '" + dataSource +
+                         "', this run reads '" + data.identity() +
+                         "'; resume with the same --data (a resumed run must see the same "
+                         "batches)");
+  if (Status s = selectDevice(program, options.device); !s.ok()) return s.withContext("--device");
+  if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
+
+  CheckpointWriter checkpoints(options, info, buffers, data, reporter);
+  RunStart start;
+  start.firstStep = first;
+  start.totalSteps = total;
+  start.tokensPerStep = data.tokensPerStep();
+  start.rateUnit = data.countsTokens() ? "tok" : "ex";
+  if (Status s = reporter.begin(start); !s.ok()) return s;
+  if (first >= total)
+    reporter.note("the checkpoint is at step " + std::to_string(first) + ", --steps is " +
+                  std::to_string(total) + ": nothing to run");
+
+  TrainResult done;
+  done.firstStep = first;
+  int64_t lastWritten = options.resume ? first : -1;
+  StepMetrics metrics;
+  for (int64_t step = first; step < total; ++step) {
+    if (Status s = data.fill(static_cast<uint64_t>(step), buffers.batch); !s.ok())
+      return s.withContext("step " + std::to_string(step));
+    metrics = StepMetrics();
+    double t0 = reporter.now();
+    if (Status s = program.run(buffers, step, metrics); !s.ok())
+      return s.withContext("step " + std::to_string(step));
+    double seconds = reporter.now() - t0;
+    if (Status s = reporter.step(step, metrics, seconds); !s.ok()) return s;
+    done.lastLoss = metrics.loss;
+    if (!std::isfinite(metrics.loss)) {
+      (void)reporter.finish();
+      return Status::error("step " + std::to_string(step) + ": the loss is " +
+                           (std::isnan(metrics.loss) ? "NaN" : "infinite") +
+                           "; stopping (try a lower learning rate" +
+                           (checkpoints.last().empty() ? "" : ", or resume from " +
+                                                                 checkpoints.last()) +
+                           ")");
+    }
+    bool stop = options.interrupted && *options.interrupted;
+    if (!options.checkpointDir.empty() &&
+        (stop || (options.checkpointEvery > 0 && (step + 1) % options.checkpointEvery == 0))) {
+      if (Status s = program.syncToHost(buffers); !s.ok()) return s;
+      if (Status s = checkpoints.write(step + 1); !s.ok()) return s;
+      lastWritten = step + 1;
+    }
+    if (stop && step + 1 < total) {
+      (void)reporter.finish();
+      return Status::error(
+          "interrupted after step " + std::to_string(step + 1) + " of " + std::to_string(total) +
+          (checkpoints.last().empty()
+               ? std::string("; no --checkpoint-dir, so nothing was saved")
+               : "; checkpoint " + checkpoints.last() + " (continue with --resume)"));
+    }
+  }
+  int64_t end = std::max(first, total);
+  // The program may keep params and state elsewhere between steps (the CUDA step).
+  if (Status s = program.syncToHost(buffers); !s.ok()) return s;
+  if (!options.checkpointDir.empty() && lastWritten != end)
+    if (Status s = checkpoints.write(end); !s.ok()) return s;
+  if (!options.saveParams.empty()) {
+    if (Status s = saveParams(options.saveParams, info, buffers, end); !s.ok()) return s;
+    reporter.note("parameters: " + options.saveParams);
+  }
+  if (Status s = reporter.finish(); !s.ok()) return s;
+  done.endStep = end;
+  done.lastCheckpoint = checkpoints.last();
+  if (result) *result = done;
+  return {};
+}
+
+Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLoss) {
+  const ProgramInfo &info = program.info();
+  if (Status s = validateProgramInfo(info); !s.ok()) return s;
+  if (options.batches < 1) return Status::error("--batches must be at least 1");
+  if (!options.initFrom.empty() && !options.checkpointDir.empty())
+    return Status::error("--init-from and --checkpoint-dir exclude each other");
+  HostBuffers host(info);
+  const StepBuffers &buffers = host.views();
+  if (!options.checkpointDir.empty()) {
+    CheckpointInfo ci;
+    std::string path;
+    if (Status s = resumeFrom(options.checkpointDir, "--checkpoint-dir", info, buffers, ci, path);
+        !s.ok())
+      return s;
+  } else if (!options.initFrom.empty()) {
+    if (Status s = loadParams(options.initFrom, info, buffers); !s.ok()) return s;
+  } else if (Status s = initParams(info, options.seed, buffers); !s.ok()) {
+    return s;
+  }
+  BatchSource data;
+  if (Status s = BatchSource::open(info.inputs, options.data, options.seed, data); !s.ok())
+    return s;
+  if (Status s = selectDevice(program, options.device); !s.ok()) return s.withContext("--device");
+  if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
+  double sum = 0;
+  for (int64_t b = 0; b < options.batches; ++b) {
+    if (Status s = data.fill(static_cast<uint64_t>(b), buffers.batch); !s.ok()) return s;
+    double loss = 0;
+    if (Status s = program.evaluate(buffers, b, loss); !s.ok()) return s;
+    sum += loss;
+  }
+  meanLoss = sum / static_cast<double>(options.batches);
+  return {};
+}
+
+}  // namespace stepc::rt
