@@ -97,10 +97,11 @@ void addPipeline(mlir::OpPassManager &pm, llvm::StringRef text) {
     llvm::report_fatal_error("stepc: internal error: bad pass pipeline '" + text + "'");
 }
 
-// @eval_loss and the step.program description first: both read the step.model, which the
-// lowering keeps until `buffers` drops it.
+// @eval_loss (Training) and the step.program description first: both read the step.model,
+// which the lowering keeps until `buffers` drops it.
 void buildLinalg(mlir::OpPassManager &pm) {
-  addPipeline(pm, "step-describe-program,step-lower-to-linalg,canonicalize,cse");
+  addPipeline(pm, "step-build-eval-loss,step-describe-program,step-lower-to-linalg,canonicalize,"
+                  "cse");
 }
 
 // Elementwise producers fuse into their consumers (elementwise ops or reductions) when they
@@ -284,6 +285,7 @@ mlir::LogicalResult runStage(const Stage &stage, mlir::ModuleOp module,
 
 mlir::LogicalResult describeProgram(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
+  pm.addPass(train::createBuildEvalLoss());
   pm.addPass(createDescribeProgram());
   return pm.run(module);
 }

@@ -41,4 +41,21 @@ def BuildTrainStep : Pass<"step-build-train-step", "mlir::ModuleOp"> {
   let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
 }
 
+def BuildEvalLoss : Pass<"step-build-eval-loss", "mlir::ModuleOp"> {
+  let summary = "Adds @eval_loss, the model's loss on a batch without a training step";
+  let description = [{
+    From the module's `step.model`, next to its `@train_step` (the `train` stage), builds
+
+    ```mlir
+    func.func @eval_loss(%params..., %batch...) -> tensor<f32>
+    ```
+
+    the forward pass and the loss only: no gradients, no update, parameters read, not written.
+    `NAME eval` runs it batch after batch. Arguments carry the same `step.role` / `step.name`
+    attributes as @train_step's. A module that has @eval_loss already keeps it (the pass is
+    idempotent, so a dump can be advanced again).
+  }];
+  let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // STEPC_TRAINING_PASSES_TD

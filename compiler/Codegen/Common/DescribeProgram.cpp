@@ -1,17 +1,16 @@
 //===- DescribeProgram.cpp - --step-describe-program ----------------------===//
 //
-// Fixes the step program's interface before lowering erases it: adds @eval_loss (the loss of
-// the params on a batch, for `NAME eval`) next to @train_step, and records what every argument
-// and result of both is (param i, state j, batch buffer k, the step, a metric) in the module
-// attribute `step.program`, the JSON the runtime reads (runtime/formats/ProgramDescription.h). Later
-// stages only have pointers; this is where their meaning is written down.
+// Fixes the step program's interface before lowering erases it: records what every argument
+// and result of @train_step and @eval_loss (--step-build-eval-loss) is (param i, state j,
+// batch buffer k, the step, a metric) in the module attribute `step.program`, the JSON the
+// runtime reads (runtime/formats/ProgramDescription.h). Later stages only have pointers; this
+// is where their meaning is written down.
 //
 //===----------------------------------------------------------------------===//
 #include <map>
 
 #include "compiler/Codegen/Common/Passes.h"
 #include "compiler/Interpreter/ModelData.h"
-#include "compiler/Training/LossFunction.h"
 #include "compiler/Training/TrainConfig.h"
 #include "dialects/step/IR/StepDialect.h"
 #include "dialects/step/IR/StepSpecs.h"
@@ -95,9 +94,8 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
     step::ModelOp model = models.front();
     auto eval = module.lookupSymbol<mlir::func::FuncOp>("eval_loss");
     if (!eval) {
-      auto built = train::buildLossFunction(module, model, "eval_loss", false);
-      if (failed(built)) return signalPassFailure();
-      eval = *built;
+      module.emitError("expected func @eval_loss next to @train_step (--step-build-eval-loss)");
+      return signalPassFailure();
     }
     rt::ProgramDescription d;
     if (failed(describe(model, train, eval, d))) return signalPassFailure();

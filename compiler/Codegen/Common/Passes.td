@@ -10,7 +10,7 @@
 include "mlir/Pass/PassBase.td"
 
 def DescribeProgram : Pass<"step-describe-program", "mlir::ModuleOp"> {
-  let summary = "Adds @eval_loss and records the step program's buffer bindings as `step.program`";
+  let summary = "Records the buffer bindings of @train_step and @eval_loss as `step.program`";
   let dependentDialects = ["::mlir::func::FuncDialect", "::stepc::step::StepDialect"];
 }
 

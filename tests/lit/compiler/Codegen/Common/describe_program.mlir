@@ -1,12 +1,12 @@
-// Tests --step-describe-program: on the `train` stage of a real model it adds @eval_loss next
-// to @train_step, marks both for the bare-pointer calling convention, and writes the
-// `step.program` JSON (params, optimizer state, inputs and the binding of every argument and
+// Tests --step-describe-program: on the `train` stage of a real model, with @eval_loss next to
+// @train_step (--step-build-eval-loss, compiler/Training), it marks both for the bare-pointer
+// calling convention, and writes the `step.program` JSON (params, optimizer state, inputs and the binding of every argument and
 // result) that the runtime reads. The error cases below are the file's own input.
 //
 // RUN: %stepc compile %models/tiny/mlp.mlir --emit=train -o %t
-// RUN: %stepc-opt %t --step-describe-program | FileCheck %s
-// RUN: %stepc-opt %t --step-describe-program | %stepc-opt --step-describe-program | FileCheck %s --check-prefix=AGAIN
-// RUN: %stepc-opt %s -split-input-file --step-describe-program -verify-diagnostics
+// RUN: %stepc-opt %t --step-build-eval-loss --step-describe-program | FileCheck %s
+// RUN: %stepc-opt %t --step-build-eval-loss --step-describe-program | %stepc-opt --step-build-eval-loss --step-describe-program | FileCheck %s --check-prefix=AGAIN
+// RUN: %stepc-opt %s -split-input-file --step-build-eval-loss --step-describe-program -verify-diagnostics
 
 // The description (MLIR prints its quotes as \22). mlp_tiny has six f32 params in declaration
 // order with their init, AdamW's m and v slots (twelve state buffers), one classification
@@ -38,7 +38,7 @@
 // CHECK: step.cross_entropy
 // CHECK: return
 
-// Running the pass again keeps the existing @eval_loss instead of adding a second one.
+// Running the passes again keeps the existing @eval_loss instead of adding a second one.
 // AGAIN: func.func @eval_loss(
 // AGAIN-NOT: func.func @eval_loss
 

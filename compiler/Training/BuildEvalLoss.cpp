@@ -1,0 +1,33 @@
+//===- BuildEvalLoss.cpp - --step-build-eval-loss -------------------------===//
+//
+// The evaluation program next to the training step: @eval_loss(params, batch) -> loss, the
+// model's forward pass and loss (LossFunction.h) without differentiation. A training concern
+// (what `eval` measures), so it is built here rather than by the codegen that describes it.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Training/LossFunction.h"
+#include "compiler/Training/Passes.h"
+
+namespace stepc::train {
+
+#define GEN_PASS_DEF_BUILDEVALLOSS
+#include "compiler/Training/Passes.h.inc"
+
+namespace {
+
+struct BuildEvalLossPass : impl::BuildEvalLossBase<BuildEvalLossPass> {
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    if (module.lookupSymbol<mlir::func::FuncOp>("eval_loss")) return;
+    auto models = llvm::to_vector(module.getOps<step::ModelOp>());
+    if (models.size() != 1 || !module.lookupSymbol<mlir::func::FuncOp>("train_step")) {
+      module.emitError("expected one step.model and its func @train_step (the `train` stage)");
+      return signalPassFailure();
+    }
+    if (failed(buildLossFunction(module, models.front(), "eval_loss", /*differentiate=*/false)))
+      signalPassFailure();
+  }
+};
+
+}  // namespace
+}  // namespace stepc::train
