@@ -13,7 +13,7 @@
 #include "compiler/Conversion/StepToLinalg/Passes.h"
 #include "compiler/Conversion/StepToLinalg/Patterns.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Rewrite/PatternApplicator.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace stepc::lowering {
 
@@ -52,30 +52,20 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     populateScanPatterns(patterns);
     populateConvolutionPatterns(patterns);
     patterns.add<CustomGradForward>(&getContext());
-    mlir::FrozenRewritePatternSet frozen(std::move(patterns));
 
-    // The step ops of func.func bodies, including those nested in non-step ops (the scf.for
-    // a step.repeat becomes), but not those inside step regions. Offered in program order;
-    // when a rewrite succeeded, the ops are collected again, so the clone of a repeat's body
-    // is lowered too (declined ops are offered again and decline again).
-    mlir::PatternApplicator applicator(frozen);
-    applicator.applyDefaultCostModel();
-    mlir::PatternRewriter rewriter(&getContext());
-    for (bool changed = true; changed;) {
-      changed = false;
-      llvm::SmallVector<mlir::Operation *> ops;
-      for (auto fn : getOperation().getOps<mlir::func::FuncOp>())
-        fn.getBody().walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation *op) {
-          if (!llvm::isa_and_nonnull<step::StepDialect>(op->getDialect()))
-            return mlir::WalkResult::advance();
-          ops.push_back(op);
-          return mlir::WalkResult::skip();
-        });
-      for (mlir::Operation *op : ops) {
-        rewriter.setInsertionPoint(op);
-        if (mlir::succeeded(applicator.matchAndRewrite(op, rewriter))) changed = true;
-      }
-    }
+    // Every step op in a func.func body must go: one that no pattern takes (or that its
+    // pattern declines) is a located error of the conversion itself. step.model and step.func
+    // declarations outside the program functions stay (they are the interface until
+    // `buffers`). The driver visits ops in program order, so operands are lowered before their
+    // users, and legalizes the ops a rewrite creates (a step.repeat's body cloned into an
+    // scf.for) in turn.
+    mlir::ConversionTarget target(getContext());
+    target.markUnknownOpDynamicallyLegal([](mlir::Operation *) { return true; });
+    target.addDynamicallyLegalDialect<step::StepDialect>([](mlir::Operation *op) {
+      return !op->getParentOfType<mlir::func::FuncOp>();
+    });
+    if (failed(mlir::applyPartialConversion(getOperation(), target, std::move(patterns))))
+      signalPassFailure();
   }
 };
 
