@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """stepc vs PyTorch on the CPU: the same model, batch and thread count, measured in one run.
 
-For each model (models/byte_lm_small.mlir, models/byte_lm.mlir) this runs, each in its own
+For each model (models/byte_lm.mlir --config=small, models/byte_lm.mlir) this runs, each in its own
 subprocess so that peak RSS is per side:
   * PyTorch eager   -- an nn.Module written to match the step model op for op, trained with the
                        model's step.config (AdamW, one_cycle LR, AGC clipping, adaptive SAM);
@@ -28,16 +28,20 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPC = os.path.join(REPO, "bazel-bin", "compiler", "Driver", "stepc")
 MODELS = {
-    "byte_lm_small": os.path.join(REPO, "models", "byte_lm_small.mlir"),
-    "byte_lm": os.path.join(REPO, "models", "byte_lm.mlir"),
+    # name -> stepc's model arguments: the file and the configuration (models are written once)
+    "byte_lm_small": [os.path.join(REPO, "models", "byte_lm.mlir"), "--config=small"],
+    "byte_lm": [os.path.join(REPO, "models", "byte_lm.mlir")],
 }
 
 
 # --------------------------------------------------------------------------------------------
-# Reading the model's dims and config from the .mlir (so the PyTorch side follows the file).
+# Reading the model's dims and config from stepc's `model` stage (so the PyTorch side follows
+# the file, its configuration applied).
 # --------------------------------------------------------------------------------------------
-def parse_model(path):
-    text = open(path).read()
+def parse_model(model_args):
+    text = subprocess.run([STEPC, "compile", *model_args, "--emit=model"], check=True,
+                          capture_output=True, text=True).stdout
+    path = " ".join(model_args)
     m = re.search(r"step\.model\s+@(\w+)\s+dims\(([^)]*)\)", text)
     if not m:
         raise SystemExit(f"{path}: no step.model ... dims(...) header")
@@ -274,7 +278,7 @@ def bench_stepc(model, a, workdir):
         if os.access(STEPC, os.X_OK):
             break
         time.sleep(10)
-    rc, out, wall, rss, to = run_measured([STEPC, "compile", MODELS[model], "-o", binary],
+    rc, out, wall, rss, to = run_measured([STEPC, "compile", *MODELS[model], "-o", binary],
                                           a.compile_timeout)
     res["compile_s"], res["compile_rss"] = wall, rss
     if rc != 0 or to:

@@ -10,7 +10,13 @@
 //   7. residual add.
 // Then a zero-initialised 1x1 conv head to 256 classes and byte cross-entropy.
 // Init gains follow HomebrewNLP: embedding 2^-0.5, w0 and w1 1/0.5893595616, w2 1.
-step.model @byte_lm dims(B = 16, S = 256, F = 256, I = 512, K = 7, depth = 8) {
+//
+// Configurations (--config=NAME; the model is then @byte_lm_NAME):
+//   small  HomebrewNLP's "small" shape: intermediate I = 32, kernel K = 11 (the main job's model)
+//   tiny   for tests: well under a second per step
+step.model @byte_lm dims(B = 16, S = 256, F = 256, I = 512, K = 7, depth = 8)
+    configs(small = (I = 32, K = 11),
+            tiny = (B = 2, S = 16, F = 16, I = 8, K = 3, depth = 2)) {
   %tokens, %targets = step.input "bytes" [B, S] i32 = token_stream(vocab = 256)
   %table = step.param "embedding" [256, F] f32 = orthogonal(gain = 0.70710678)
   %x = step.embedding %table, %tokens                        // [B, S, F]

@@ -1,9 +1,11 @@
 // A GPT-2-style decoder at the 124M shape (llm.c's layout): token + learned position embedding,
 // pre-LayerNorm causal self-attention (12 heads), GELU (tanh) MLP x4, final LayerNorm, and a head
 // tied to the token embedding. The vocabulary is padded 50257 -> 50304 as llm.c does.
-// The head count is the `12` in the two head reshapes; the head size follows from C.
-step.model @gpt2_124m dims(B = 4, T = 1024, V = 50304, C = 768, L = 12) {
-  %tokens, %targets = step.input "tokens" [B, T] i32 = token_stream(vocab = 50304)
+// NH heads of HS each: C must be NH * HS (the head reshapes say so where it is not).
+// --config=tiny (the model @gpt2_124m_tiny) is the tests' size: 4 heads of 8.
+step.model @gpt2_124m dims(B = 4, T = 1024, V = 50304, C = 768, L = 12, NH = 12, HS = 64)
+    configs(tiny = (B = 2, T = 16, V = 64, C = 32, L = 2, NH = 4, HS = 8)) {
+  %tokens, %targets = step.input "tokens" [B, T] i32 = token_stream(vocab = V)
   %wte = step.param "wte" [V, C] f32 = normal(std = 0.02)
   %wpe = step.param "wpe" [T, C] f32 = normal(std = 0.01)
   %positions = step.iota %tokens {axis = 1, dtype = i32}
@@ -30,14 +32,14 @@ step.model @gpt2_124m dims(B = 4, T = 1024, V = 50304, C = 768, L = 12) {
     %qkv0 = step.matmul %a, %w_qkv
     %qkv = step.add %qkv0, %b_qkv                               // [B, T, 3C]
     %q0, %k0, %v0 = step.split %qkv {axis = -1, parts = 3}
-    %q1 = step.reshape %q0 {shape = [0, 0, 12, -1]}             // [B, T, NH, HS]
-    %k1 = step.reshape %k0 {shape = [0, 0, 12, -1]}
-    %v1 = step.reshape %v0 {shape = [0, 0, 12, -1]}
+    %q1 = step.reshape %q0 {shape = [0, 0, NH, HS]}             // [B, T, NH, HS]
+    %k1 = step.reshape %k0 {shape = [0, 0, NH, HS]}
+    %v1 = step.reshape %v0 {shape = [0, 0, NH, HS]}
     %q = step.transpose %q1 {perm = [0, 2, 1, 3]}                // [B, NH, T, HS]
     %k = step.transpose %k1 {perm = [0, 2, 1, 3]}
     %v = step.transpose %v1 {perm = [0, 2, 1, 3]}
     %scores0 = step.batch_matmul %q, %k {transpose_rhs}         // [B, NH, T, T]
-    %inv_sqrt_hs = step.constant {value = dense<0.125> : tensor<f32>}
+    %inv_sqrt_hs = step.constant {value = rsqrt(HS)}
     %scores = step.mul %scores0, %inv_sqrt_hs
     %row = step.iota %scores {axis = 2, dtype = i32}
     %col = step.iota %scores {axis = 3, dtype = i32}

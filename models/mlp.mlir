@@ -1,7 +1,7 @@
 // An MLP classifier on the built-in generated classification set.
-// Shapes are written only on declarations; every other type is inferred.
-step.model @mlp dims(B = 64, D = 32, H = 128, C = 10) {
-  %x, %labels = step.input "data" [B, D] f32 = classification(classes = 10)
+// Shapes are written only on declarations; every other type is inferred. --config=tiny: @mlp_tiny.
+step.model @mlp dims(B = 64, D = 32, H = 128, C = 10) configs(tiny = (B = 8, D = 8, H = 16, C = 4)) {
+  %x, %labels = step.input "data" [B, D] f32 = classification(classes = C)
 
   %w1 = step.param "w1" [D, H] f32 = normal(std = 0.1768)
   %b1 = step.param "b1" [H] f32 = zeros

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# The main job: build stepc, compile the default model (models/byte_lm_small.mlir, HomebrewNLP's
-# small byte-level LM) to a native training executable, and train it on the built-in corpus,
-# showing the loss fall. Usage: tools/run_main.sh [MODEL.mlir] [STEPS]
+# The main job: build stepc, compile the default model (models/byte_lm.mlir at its `small`
+# configuration: HomebrewNLP's small byte-level LM) to a native training executable, and train
+# it on the built-in corpus, showing the loss fall.
+# Usage: tools/run_main.sh [MODEL.mlir [STEPS [CONFIG]]]   (CONFIG: one of the model's configs)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 tools/setup.sh
 tools/bazel.sh build //compiler/Driver:stepc //compiler/Driver:stepc-opt
 stepc=./bazel-bin/compiler/Driver/stepc
-model="${1:-models/byte_lm_small.mlir}"
+model="${1:-models/byte_lm.mlir}"
 steps="${2:-100}"
-name="$(basename "$model" .mlir)"
+config="${3-}"
+[[ $# -eq 0 ]] && config=small
+name="$(basename "$model" .mlir)${config:+_$config}"
+flags=()
+[[ -n $config ]] && flags=(--config="$config")
 mkdir -p build
-$stepc check "$model"
+$stepc check "$model" "${flags[@]}"
 echo
-echo "== stepc compile $model -o build/$name =="
-$stepc compile "$model" -o "build/$name"
+echo "== stepc compile $model ${flags[*]} -o build/$name =="
+$stepc compile "$model" "${flags[@]}" -o "build/$name"
 echo
 "build/$name" info
 echo

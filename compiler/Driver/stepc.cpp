@@ -60,6 +60,9 @@ ABSL_FLAG(bool, keep_object, false, "`compile`: also keep the object file as OUT
 ABSL_FLAG(std::string, dump_phases_to, "",
           "also write every stage up to --emit into DIR as NN.STAGE.mlir");
 ABSL_FLAG(int64_t, batch, 0, "override the leading (batch) dimension of every input (0: keep)");
+ABSL_FLAG(std::string, config, "",
+          "apply the model's configuration NAME (step.model ... configs(NAME = (dims...))), e.g. "
+          "--config=tiny; --dim overrides on top of it");
 ABSL_FLAG(std::vector<std::string>, dim, {},
           "override named dims declared in the model's dims(...), e.g. --dim=depth=64,F=512");
 ABSL_FLAG(std::string, optimizer, "", "override the model's optimizer: sgd, adam or adamw");
@@ -85,7 +88,7 @@ namespace {
 constexpr const char *kUsage = R"(stepc: an ahead-of-time compiler for whole training steps.
 
 Usage:
-  stepc check MODEL.mlir [--batch=N] [--dim=NAME=VALUE,...]
+  stepc check MODEL.mlir [--config=NAME] [--batch=N] [--dim=NAME=VALUE,...]
       Parse and verify a model; print a summary. Exit 0 when it is valid, 1 otherwise.
   stepc compile MODEL.mlir [-o NAME] [--cpu=native|CPU] [training flags] [--batch=N] [--dim=...]
       Compile the model's training step to a native, standalone training executable NAME
@@ -114,14 +117,14 @@ Usage:
 
 Examples:
   stepc check models/byte_lm.mlir
-  stepc compile models/byte_lm_small.mlir -o byte_lm_small && ./byte_lm_small train --steps=200
+  stepc compile models/byte_lm.mlir --config=small -o byte_lm_small && ./byte_lm_small train --steps=200
   stepc compile models/byte_lm.mlir --emit=model --dim=depth=64
   stepc compile models/mlp.mlir --emit=model --batch=8 -o /tmp/mlp.model.mlir
   stepc compile models/byte_lm.mlir --emit=train --sam-rho=0.05 --optimizer=adamw
-  stepc run models/tiny/byte_lm.mlir --steps=30
-  stepc interpret models/tiny/mlp.mlir -- train --steps=3 --metrics=m.jsonl
+  stepc run models/byte_lm.mlir --config=tiny --steps=30
+  stepc interpret models/mlp.mlir --config=tiny -- train --steps=3 --metrics=m.jsonl
   stepc compile models/byte_lm.mlir --target=cuda -o byte_lm && ./byte_lm train --device=auto
-  stepc compile models/tiny/mlp.mlir --emit=ptx --gpu-arch=sm_90
+  stepc compile models/mlp.mlir --config=tiny --emit=ptx --gpu-arch=sm_90
   stepc compile models/gpt2_124m.mlir --target=cuda --precision=bf16 -o gpt2
 
 Errors are reported as file:line:col: error: message.
@@ -361,6 +364,7 @@ int main(int argc, char **argv) {
   if (absl::GetFlag(FLAGS_batch) < 0) return fail("--batch must be positive");
   std::string error;
   if (!parseDimFlags(absl::GetFlag(FLAGS_dim), overrides.dims, error)) return fail(error);
+  overrides.config = absl::GetFlag(FLAGS_config);
   // The stage table (compiler/Codegen/Pipelines.h) drives --emit for every target. A stage that
   // only another target has (gpu, ptx, emulated) picks that target when --target is not given.
   namespace cg = stepc::codegen;

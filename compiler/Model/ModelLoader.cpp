@@ -92,9 +92,11 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, mlir::ML
                                             const ModelOverrides &overrides) {
   registerStepDialects(context);
   step::setDimOverrides(overrides.dims);
+  step::setModelConfig(overrides.config);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   step::setDimOverrides({});
+  step::setModelConfig("");
   if (!module) return nullptr;
   if (overrides.batch) {
     step::ModelOp model = getSingleModel(*module);

@@ -1,7 +1,8 @@
 //===- ModelLoader.h - read, override and verify a model file ---*- C++ -*-===//
 //
 // The front door of the compiler: parses a model file into a module holding one `step.model`,
-// applies the user's overrides (`--dim NAME=V` while parsing, `--batch N` after) and verifies it.
+// applies the user's overrides (`--config NAME` and `--dim NAME=V` while parsing, `--batch N`
+// after) and verifies it.
 // Errors go to the context's diagnostic handler as `file:line:col: error: ...`.
 //
 //===----------------------------------------------------------------------===//
@@ -28,6 +29,9 @@ struct ModelOverrides {
   std::optional<int64_t> batch;
   /// Replaces named dims declared with `dims(...)`.
   std::map<std::string, int64_t> dims;
+  /// Applies the model's configuration of this name (`configs(NAME = (...))`) before `dims`;
+  /// empty: the dims as declared.
+  std::string config;
   /// --precision=bf16: bf16 contractions with f32 master weights (applyAutocastBf16).
   bool autocastBf16 = false;
 };

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles the GPU tests' executables on a machine without a GPU (this one), into build/gpu/:
-# models/tiny/{mlp,byte_lm,gpt2}, models/byte_lm and models/gpt2_124m with --target=cuda (a
+# mlp, byte_lm and gpt2_124m at --config=tiny, models/byte_lm and models/gpt2_124m with --target=cuda (a
 # CUDA step next to the CPU step), and tiny/gpt2, tiny/byte_lm, gpt2_124m and byte_lm again
 # with --precision=bf16, stripped and xz-compressed so that all of them travel to a GPU machine
 # in a few MiB. The executables need nothing there but libcuda (the driver) and
@@ -18,7 +18,8 @@ for spec in tiny_mlp:tiny/mlp tiny_byte_lm:tiny/byte_lm tiny_gpt2:tiny/gpt2 byte
             gpt2_124m:gpt2_124m tiny_gpt2_bf16:tiny/gpt2:bf16 gpt2_124m_bf16:gpt2_124m:bf16 \
             tiny_byte_lm_bf16:tiny/byte_lm:bf16 byte_lm_bf16:byte_lm:bf16; do
   IFS=: read -r n m precision <<< "$spec"
-  "$stepc" compile "models/$m.mlir" --target=cuda --gpu-arch=sm_90 --precision="${precision:-f32}" \
+  # shellcheck disable=SC2046  # the zoo prints the model file and its --config
+  "$stepc" compile $(sh tests/lit/Inputs/zoo.sh "$m") --target=cuda --gpu-arch=sm_90 --precision="${precision:-f32}" \
     -o "$out/$n" 2> "$out/$n.compile.log" || { cat "$out/$n.compile.log" >&2; exit 1; }
   strip "$out/$n"
   xz -9 -T2 "$out/$n"

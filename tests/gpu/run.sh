@@ -4,7 +4,7 @@
 #
 #   tests/gpu/run.sh
 #
-# 1. For every model in models/tiny: 3 training steps with --device=cuda equal 3 with
+# 1. For every model at --config=tiny: 3 training steps with --device=cuda equal 3 with
 #    --device=cpu (the same executable, the same data and initialisation): every metric and
 #    every parameter within atol 1e-4 + rtol 1e-3. Both are float32; they differ in summation
 #    order (cuBLASLt against OpenBLAS, block reductions in 256 strided partials against

@@ -31,7 +31,7 @@ class ModelLoss : public InterpreterTest {
   }
 };
 
-// A tiny MLP (as models/tiny/mlp.mlir).
+// A tiny MLP (as models/mlp.mlir --config=tiny).
 const char *kMlp = R"(
 step.model @mlp_tiny dims(B = 8, D = 8, H = 16, C = 4) {
   %x, %labels = step.input "data" [B, D] f32 = classification(classes = 4)

@@ -1,6 +1,8 @@
 //===- StepAsm.cpp - the shared assembly form of `step` ops --------------===//
 #include "dialects/step/IR/StepAsm.h"
 
+#include <cmath>
+
 #include <vector>
 
 #include "dialects/step/IR/ShapeRules.h"
@@ -21,6 +23,7 @@ struct Scope {
 // Parsing is single-threaded per context; a thread-local stack keeps concurrent parses apart.
 thread_local std::vector<Scope> scopes;
 thread_local std::map<std::string, int64_t> dimOverrides;
+thread_local std::string modelConfig;
 
 std::string key(llvm::StringRef name, unsigned number) {
   return (name + "#" + llvm::Twine(number)).str();
@@ -46,7 +49,13 @@ mlir::Type ParseScope::lookup(llvm::StringRef name, unsigned number) {
 }
 
 void ParseScope::bindDim(llvm::StringRef name, int64_t value) {
-  if (!scopes.empty()) scopes.back().dims.emplace_back(name.str(), value);
+  if (scopes.empty()) return;
+  for (auto &[dimName, bound] : scopes.back().dims)
+    if (dimName == name) {
+      bound = value;  // rebinding: a configuration's or --dim's value replaces the declared one
+      return;
+    }
+  scopes.back().dims.emplace_back(name.str(), value);
 }
 
 std::optional<int64_t> ParseScope::lookupDim(llvm::StringRef name) {
@@ -81,6 +90,10 @@ void setDimOverrides(std::map<std::string, int64_t> overrides) {
 
 const std::map<std::string, int64_t> &getDimOverrides() { return dimOverrides; }
 
+void setModelConfig(std::string name) { modelConfig = std::move(name); }
+
+const std::string &getModelConfig() { return modelConfig; }
+
 void bindResults(mlir::OpAsmParser &parser, llvm::ArrayRef<mlir::Type> types) {
   for (unsigned i = 0, e = std::min<size_t>(parser.getNumResults(), types.size()); i < e; ++i) {
     auto [name, number] = parser.getResultName(i);
@@ -88,10 +101,73 @@ void bindResults(mlir::OpAsmParser &parser, llvm::ArrayRef<mlir::Type> types) {
   }
 }
 
+namespace {
+
+// `[e0, e1, ...]` where each entry is an integer (reshape's 0 and -1 included) or a dim
+// expression that starts with a named dim (`NH`, `HS * 2`): an array of i64 integers, as
+// MLIR's own parser gives for an integer list.
+mlir::ParseResult parseDimList(mlir::OpAsmParser &parser, mlir::Attribute &value) {
+  mlir::Builder &b = parser.getBuilder();
+  llvm::SmallVector<mlir::Attribute> entries;
+  if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Square, [&]() -> mlir::ParseResult {
+        int64_t entry;
+        mlir::OptionalParseResult integer = parser.parseOptionalInteger(entry);
+        if (integer.has_value()) {
+          if (mlir::failed(*integer)) return mlir::failure();
+        } else if (parseDimExpr(parser, entry)) {
+          return mlir::failure();
+        }
+        entries.push_back(b.getI64IntegerAttr(entry));
+        return mlir::success();
+      }))
+    return mlir::failure();
+  value = b.getArrayAttr(entries);
+  return mlir::success();
+}
+
+// MLIR's attribute dictionary, where two entries may also use the model's named dims:
+//   shape = [0, 0, NH, -1]     an integer list of dim expressions
+//   value = rsqrt(HS)          an f32 scalar 1/sqrt(dim expression) (attention's scale)
+// Everything else is parsed, and printed, as MLIR writes it; a dump holds the values.
+mlir::ParseResult parseAttrDictWithDims(mlir::OpAsmParser &parser, mlir::NamedAttrList &attrs) {
+  if (failed(parser.parseOptionalLBrace())) return mlir::success();
+  if (succeeded(parser.parseOptionalRBrace())) return mlir::success();
+  mlir::Builder &b = parser.getBuilder();
+  do {
+    std::string name;
+    llvm::SMLoc nameLoc = parser.getCurrentLocation();
+    if (parser.parseKeywordOrString(&name)) return mlir::failure();
+    if (attrs.get(name))
+      return parser.emitError(nameLoc) << "attribute '" << name << "' given twice";
+    if (failed(parser.parseOptionalEqual())) {
+      attrs.append(name, b.getUnitAttr());
+      continue;
+    }
+    mlir::Attribute value;
+    if (name == "shape") {
+      if (parseDimList(parser, value)) return mlir::failure();
+    } else if (name == "value" && succeeded(parser.parseOptionalKeyword("rsqrt"))) {
+      llvm::SMLoc loc = parser.getCurrentLocation();
+      int64_t dim;
+      if (parser.parseLParen() || parseDimExpr(parser, dim) || parser.parseRParen())
+        return mlir::failure();
+      if (dim <= 0) return parser.emitError(loc) << "rsqrt expects a positive value, found " << dim;
+      auto type = mlir::RankedTensorType::get({}, b.getF32Type());
+      value = mlir::DenseElementsAttr::get(type, static_cast<float>(1.0 / std::sqrt(double(dim))));
+    } else if (parser.parseAttribute(value)) {
+      return mlir::failure();
+    }
+    attrs.append(name, value);
+  } while (succeeded(parser.parseOptionalComma()));
+  return parser.parseRBrace();
+}
+
+}  // namespace
+
 mlir::ParseResult parseOperandsAttrsTypes(mlir::OpAsmParser &parser, mlir::OperationState &result,
                                           llvm::SmallVectorImpl<mlir::Type> &resultTypes) {
   llvm::SmallVector<mlir::OpAsmParser::UnresolvedOperand> operands;
-  if (parser.parseOperandList(operands) || parser.parseOptionalAttrDict(result.attributes))
+  if (parser.parseOperandList(operands) || parseAttrDictWithDims(parser, result.attributes))
     return mlir::failure();
   llvm::SmallVector<mlir::Type> operandTypes;
   llvm::SMLoc typesLoc = parser.getCurrentLocation();

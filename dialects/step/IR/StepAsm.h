@@ -41,6 +41,10 @@ class ParseScope {
 /// Each must name a dim the model declares.
 void setDimOverrides(std::map<std::string, int64_t> overrides);
 
+/// The configuration `step.model ... configs(NAME = (...))` to apply while parsing (`stepc
+/// --config NAME`); empty for none. The model must declare it.
+void setModelConfig(std::string name);
+
 /// Binds the results of the op being parsed (by their written names) to `types`.
 void bindResults(mlir::OpAsmParser &parser, llvm::ArrayRef<mlir::Type> types);
 

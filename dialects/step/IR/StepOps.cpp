@@ -18,6 +18,7 @@
 namespace stepc::step {
 
 const std::map<std::string, int64_t> &getDimOverrides();
+const std::string &getModelConfig();
 
 namespace {
 
@@ -134,7 +135,18 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
   ParseScope scope;
   mlir::Builder &b = parser.getBuilder();
   llvm::SMLoc dimsLoc = parser.getCurrentLocation();
-  llvm::SmallVector<mlir::NamedAttribute> dims;
+  // dims(NAME = VALUE, ...), then optionally configs(CONFIG = (NAME = VALUE, ...), ...): named
+  // sets of dim values that make the same graph another size (the tests' tiny models). The
+  // selected configuration (--config) replaces its dims' values, then --dim replaces any; the
+  // parsed model holds the resulting dims and no configs, so a dump is that model alone. A
+  // dim is bound as soon as it is declared (later dims may use it), and rebound to its final
+  // value before the body is parsed.
+  struct DeclaredDim {
+    std::string name;
+    int64_t value;
+    llvm::SMLoc loc;
+  };
+  llvm::SmallVector<DeclaredDim> declared;
   if (succeeded(parser.parseOptionalKeyword("dims"))) {
     if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Paren, [&]() -> mlir::ParseResult {
           llvm::SMLoc loc = parser.getCurrentLocation();
@@ -145,18 +157,69 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
           if (parser.parseEqual() || parseDimExpr(parser, value)) return mlir::failure();
           if (ParseScope::lookupDim(dimName))
             return parser.emitError(loc) << "dim '" << dimName << "' is declared twice";
-          auto override = getDimOverrides().find(dimName.str());
-          if (override != getDimOverrides().end()) value = override->second;
-          if (value <= 0)
-            return parser.emitError(loc) << "dim '" << dimName << "' must be positive, found "
-                                         << value;
           ParseScope::bindDim(dimName, value);
-          dims.push_back(b.getNamedAttr(dimName, b.getI64IntegerAttr(value)));
+          declared.push_back({dimName.str(), value, loc});
           return mlir::success();
         }))
       return mlir::failure();
-    result.addAttribute("dims", b.getDictionaryAttr(dims));
   }
+  std::vector<std::string> configNames;
+  std::map<std::string, int64_t> configValues;  // the selected configuration's
+  if (succeeded(parser.parseOptionalKeyword("configs"))) {
+    if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Paren, [&]() -> mlir::ParseResult {
+          llvm::SMLoc loc = parser.getCurrentLocation();
+          llvm::StringRef configName;
+          if (failed(parser.parseOptionalKeyword(&configName)))
+            return parser.emitError(loc) << "expected a configuration name (such as tiny)";
+          if (llvm::is_contained(configNames, configName))
+            return parser.emitError(loc) << "configuration '" << configName
+                                         << "' is declared twice";
+          configNames.push_back(configName.str());
+          bool selected = configName == getModelConfig();
+          if (parser.parseEqual()) return mlir::failure();
+          return parser.parseCommaSeparatedList(
+              mlir::AsmParser::Delimiter::Paren, [&]() -> mlir::ParseResult {
+                llvm::SMLoc dimLoc = parser.getCurrentLocation();
+                llvm::StringRef dimName;
+                int64_t value;
+                if (failed(parser.parseOptionalKeyword(&dimName)))
+                  return parser.emitError(dimLoc) << "expected a dim name";
+                if (!llvm::any_of(declared, [&](const DeclaredDim &d) { return d.name == dimName; }))
+                  return parser.emitError(dimLoc)
+                         << "configuration '" << configName << "' sets dim '" << dimName
+                         << "', which the model does not declare; it declares "
+                         << ParseScope::dimNames();
+                if (parser.parseEqual() || parseDimExpr(parser, value)) return mlir::failure();
+                if (selected) configValues[dimName.str()] = value;
+                return mlir::success();
+              });
+        }))
+      return mlir::failure();
+  }
+  if (!getModelConfig().empty() && !llvm::is_contained(configNames, getModelConfig())) {
+    std::string known;
+    for (const std::string &c : configNames) known += (known.empty() ? "" : ", ") + c;
+    return parser.emitError(dimsLoc) << "--config " << getModelConfig()
+                                     << " names no configuration of this model; it declares "
+                                     << (known.empty() ? std::string("none") : known);
+  }
+  llvm::SmallVector<mlir::NamedAttribute> dims;
+  for (DeclaredDim &dim : declared) {
+    if (auto it = configValues.find(dim.name); it != configValues.end()) dim.value = it->second;
+    if (auto it = getDimOverrides().find(dim.name); it != getDimOverrides().end())
+      dim.value = it->second;
+    if (dim.value <= 0)
+      return parser.emitError(dim.loc) << "dim '" << dim.name << "' must be positive, found "
+                                       << dim.value;
+    ParseScope::bindDim(dim.name, dim.value);
+    dims.push_back(b.getNamedAttr(dim.name, b.getI64IntegerAttr(dim.value)));
+  }
+  if (!declared.empty()) result.addAttribute("dims", b.getDictionaryAttr(dims));
+  // A configuration names the model it makes: @byte_lm with --config=tiny is @byte_lm_tiny (the
+  // executable's default name, the checkpoints' fingerprint).
+  if (!getModelConfig().empty())
+    result.attributes.set(mlir::SymbolTable::getSymbolAttrName(),
+                          b.getStringAttr(name.getValue() + "_" + getModelConfig()));
   for (const auto &[dimName, value] : getDimOverrides())
     if (!ParseScope::lookupDim(dimName))
       return parser.emitError(dimsLoc) << "--dim " << dimName << "=" << value

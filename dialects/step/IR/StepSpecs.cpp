@@ -1,6 +1,8 @@
 //===- StepSpecs.cpp - schemas of initialisers, sources and config entries ===//
 #include "dialects/step/IR/StepSpecs.h"
 
+#include "dialects/step/IR/StepAsm.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/Builders.h"
@@ -259,7 +261,18 @@ mlir::ParseResult parseSpec(mlir::OpAsmParser &parser, SpecFamily family,
       mlir::Attribute value;
       if (parser.parseEqual()) return mlir::failure();
       llvm::SMLoc valueLoc = parser.getCurrentLocation();
-      if (parser.parseAttribute(value)) return mlir::failure();
+      // An integer parameter may also be a dim expression starting with a named dim
+      // (`token_stream(vocab = V)`), so a model's configurations and --dim reach it.
+      mlir::OptionalParseResult literal = parser.parseOptionalAttribute(value);
+      if (literal.has_value()) {
+        if (failed(*literal)) return mlir::failure();
+      } else if (key->kind == ValueKind::Int) {
+        int64_t integer;
+        if (parseDimExpr(parser, integer)) return mlir::failure();
+        value = b.getI64IntegerAttr(integer);
+      } else if (parser.parseAttribute(value)) {
+        return mlir::failure();
+      }
       if (!valueMatches(value, key->kind))
         return parser.emitError(valueLoc) << "'" << kindName << "' parameter '" << keyName
                                           << "' expects " << valueKindName(key->kind)

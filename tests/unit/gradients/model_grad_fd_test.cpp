@@ -43,7 +43,7 @@ double fdStep() {
 constexpr int kRandomElements = 10;
 constexpr int kNonzeroElements = 10;
 
-// models/tiny/mlp.mlir (the step.config is irrelevant to the loss and kept as written).
+// models/mlp.mlir --config=tiny (the step.config is irrelevant to the loss and kept as written).
 const char *kMlpTiny = R"(
 step.model @mlp_tiny dims(B = 8, D = 8, H = 16, C = 4) {
   %x, %labels = step.input "data" [B, D] f32 = classification(classes = 4)
@@ -75,7 +75,7 @@ step.model @mlp_tiny dims(B = 8, D = 8, H = 16, C = 4) {
 }
 )";
 
-// models/tiny/byte_lm.mlir.
+// models/byte_lm.mlir --config=tiny.
 const char *kByteLmTiny = R"(
 step.model @byte_lm_tiny dims(B = 2, S = 16, F = 16, I = 8, K = 3, depth = 2) {
   %tokens, %targets = step.input "bytes" [B, S] i32 = token_stream(vocab = 256)

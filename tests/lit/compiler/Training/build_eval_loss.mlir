@@ -2,7 +2,7 @@
 // the forward pass and the loss of the params on a batch, with no gradient and no update; the
 // arguments carry the roles and names of @train_step's. The error case is the file's own input.
 //
-// RUN: %stepc compile %models/tiny/mlp.mlir --emit=train -o %t
+// RUN: %stepc compile %models/mlp.mlir --config=tiny --emit=train -o %t
 // RUN: %stepc-opt %t --step-build-eval-loss | FileCheck %s
 // RUN: %stepc-opt %t --step-build-eval-loss | %stepc-opt --step-build-eval-loss | FileCheck %s --check-prefix=AGAIN
 // RUN: %stepc-opt %s -split-input-file --step-build-eval-loss -verify-diagnostics

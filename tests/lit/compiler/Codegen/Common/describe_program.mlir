@@ -3,7 +3,7 @@
 // calling convention, and writes the `step.program` JSON (params, optimizer state, inputs and the binding of every argument and
 // result) that the runtime reads. The error cases below are the file's own input.
 //
-// RUN: %stepc compile %models/tiny/mlp.mlir --emit=train -o %t
+// RUN: %stepc compile %models/mlp.mlir --config=tiny --emit=train -o %t
 // RUN: %stepc-opt %t --step-build-eval-loss --step-describe-program | FileCheck %s
 // RUN: %stepc-opt %t --step-build-eval-loss --step-describe-program | %stepc-opt --step-build-eval-loss --step-describe-program | FileCheck %s --check-prefix=AGAIN
 // RUN: %stepc-opt %s -split-input-file --step-build-eval-loss --step-describe-program -verify-diagnostics

@@ -5,7 +5,7 @@
 //
 // RUN: %stepc-opt %s -split-input-file --step-cuda-host | FileCheck %s
 // RUN: %stepc-opt %s -split-input-file --step-cuda-host | %stepc-opt -split-input-file | FileCheck %s --check-prefix=ROUNDTRIP
-// RUN: %stepc compile %models/tiny/mlp.mlir --emit=gpu -o %t.gpu.mlir
+// RUN: %stepc compile %models/mlp.mlir --config=tiny --emit=gpu -o %t.gpu.mlir
 // RUN: %stepc-opt %t.gpu.mlir --step-cuda-host | FileCheck %s --check-prefix=MLP
 
 // Tests that the arena global is replaced by a declared runtime call taking the arena's size in

@@ -341,6 +341,20 @@ step.model @zero_dim dims(B = 0) {
 
 // -----
 
+// Tests that a configuration sets only dims the model declares.
+// expected-error @+1 {{configuration 'tiny' sets dim 'H', which the model does not declare; it declares B, D}}
+step.model @config_unknown_dim dims(B = 8, D = 4) configs(tiny = (B = 2, H = 3)) {
+}
+
+// -----
+
+// Tests that a configuration name is declared once.
+// expected-error @+1 {{configuration 'tiny' is declared twice}}
+step.model @config_twice dims(B = 8) configs(tiny = (B = 2), tiny = (B = 1)) {
+}
+
+// -----
+
 // Tests that a shape size must be positive.
 step.model @zero_size {
   // expected-error @+1 {{expected a positive dimension size, found 0}}
