@@ -1,11 +1,9 @@
 //===- ModelData.cpp - parameters and inputs of a model for the interpreter ===//
 #include "compiler/Interpreter/ModelData.h"
 
-#include <mutex>
-
 #include "compiler/Interpreter/TensorUtils.h"
 #include "dialects/step/IR/StepSpecs.h"
-#include "runtime/formats/Data.h"
+#include "runtime/harness/BatchSource.h"
 #include "runtime/base/Init.h"
 
 namespace stepc::interp {
@@ -28,44 +26,28 @@ rt::InitSpec initSpecOf(mlir::DictionaryAttr init) {
 
 namespace {
 
-// The corpus as tokens, generated once per seed: every step windows the same stream.
-std::vector<int64_t> corpusTokens(uint64_t seed) {
-  static std::mutex mutex;
-  static std::map<uint64_t, std::vector<int64_t>> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = cache.try_emplace(seed);
-  if (inserted)
-    for (unsigned char byte : rt::builtinCorpus(seed, kBuiltinCorpusBytes))
-      it->second.push_back(byte);
-  return it->second;
-}
-
 Tensor makeTensor(mlir::RankedTensorType type, std::vector<double> data) {
   Tensor tensor{type, std::move(data)};
   roundToElementType(tensor);
   return tensor;
 }
 
-std::vector<Tensor> sampleTokenStream(step::InputOp input, uint64_t seed, uint64_t step) {
+// The runtime's description of a step.input: what BatchSource draws its batches from.
+rt::InputSpec inputSpecOf(step::InputOp input) {
+  rt::InputSpec spec;
+  spec.name = input.getDeclName();
   mlir::RankedTensorType type = input.getDeclaredType();
-  int64_t vocab = step::specInt(input.getSource(), "vocab");
-  std::vector<int64_t> stream = corpusTokens(seed);
-  if (vocab != 256)
-    for (int64_t &token : stream) token %= vocab;
-  std::vector<double> tokens, targets;
-  rt::sampleTokenWindows(stream, type.getDimSize(0), type.getDimSize(1), seed, step, tokens,
-                         targets);
-  return {makeTensor(type, std::move(tokens)), makeTensor(type, std::move(targets))};
-}
-
-std::vector<Tensor> sampleClassification(step::InputOp input, uint64_t seed, uint64_t step) {
-  mlir::RankedTensorType type = input.getDeclaredType();
-  int64_t classes = step::specInt(input.getSource(), "classes");
-  int64_t batch = type.getDimSize(0), features = type.getNumElements() / batch;
-  std::vector<double> x, labels;
-  rt::sampleClassification(batch, features, classes, seed, step, x, labels);
-  auto labelType = llvm::cast<mlir::RankedTensorType>(input.getResult(1).getType());
-  return {makeTensor(type, std::move(x)), makeTensor(labelType, std::move(labels))};
+  spec.shape.assign(type.getShape().begin(), type.getShape().end());
+  if (step::specKind(input.getSource()) == "token_stream") {
+    spec.source = rt::InputSource::kTokenStream;
+    spec.dtype = rt::DType::kI32;
+    spec.vocab = step::specInt(input.getSource(), "vocab");
+  } else {
+    spec.source = rt::InputSource::kClassification;
+    spec.dtype = rt::DType::kF32;
+    spec.classes = step::specInt(input.getSource(), "classes");
+  }
+  return spec;
 }
 
 }  // namespace
@@ -90,14 +72,61 @@ std::map<std::string, Tensor> initModelParams(step::ModelOp model, uint64_t seed
   return params;
 }
 
+// The batch is the training executable's: rt::BatchSource draws it (one piece of code for the
+// compiled step, `stepc interpret`, `stepc run` and the tests), then each buffer becomes a
+// tensor of the input's declared type.
 std::map<std::string, std::vector<Tensor>> sampleModelInputs(step::ModelOp model, uint64_t seed,
                                                              uint64_t step) {
-  std::map<std::string, std::vector<Tensor>> inputs;
+  llvm::SmallVector<step::InputOp> ops;
+  std::vector<rt::InputSpec> specs;
   model.walk([&](step::InputOp input) {
-    bool tokens = step::specKind(input.getSource()) == "token_stream";
-    inputs[input.getDeclName()] = tokens ? sampleTokenStream(input, seed, step)
-                                         : sampleClassification(input, seed, step);
+    ops.push_back(input);
+    specs.push_back(inputSpecOf(input));
   });
+  std::map<std::string, std::vector<Tensor>> inputs;
+  rt::BatchSource source;
+  if (rt::Status s = rt::BatchSource::open(specs, "", seed, source); !s.ok()) {
+    mlir::emitError(model.getLoc()) << "the built-in data: " << s.message();
+    return inputs;
+  }
+  // Two buffers per input (StepProgram.h): tokens and targets, or features and labels.
+  std::vector<std::vector<int32_t>> ints;
+  std::vector<std::vector<float>> floats;
+  std::vector<rt::TensorBuffer> batch;
+  ints.reserve(2 * specs.size());
+  floats.reserve(specs.size());
+  for (const rt::InputSpec &spec : specs) {
+    auto [first, second] = rt::batchBufferNames(spec);
+    int64_t n = 1;
+    for (int64_t d : spec.shape) n *= d;
+    if (spec.source == rt::InputSource::kTokenStream) {
+      ints.emplace_back(n);
+      batch.push_back({first, rt::DType::kI32, spec.shape, ints.back().data()});
+      ints.emplace_back(n);
+      batch.push_back({second, rt::DType::kI32, spec.shape, ints.back().data()});
+    } else {
+      floats.emplace_back(n);
+      batch.push_back({first, rt::DType::kF32, spec.shape, floats.back().data()});
+      ints.emplace_back(spec.shape[0]);
+      batch.push_back({second, rt::DType::kI32, {spec.shape[0]}, ints.back().data()});
+    }
+  }
+  if (rt::Status s = source.fill(step, batch); !s.ok()) {
+    mlir::emitError(model.getLoc()) << "the built-in data: " << s.message();
+    return {};
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::vector<Tensor> pair;
+    for (unsigned r = 0; r < 2; ++r) {
+      const rt::TensorBuffer &buffer = batch[2 * i + r];
+      std::vector<double> values(buffer.elements());
+      for (int64_t k = 0; k < buffer.elements(); ++k)
+        values[k] = buffer.dtype == rt::DType::kF32 ? buffer.f32()[k] : buffer.i32()[k];
+      auto type = llvm::cast<mlir::RankedTensorType>(ops[i]->getResult(r).getType());
+      pair.push_back(makeTensor(type, std::move(values)));
+    }
+    inputs[ops[i].getDeclName()] = std::move(pair);
+  }
   return inputs;
 }
 

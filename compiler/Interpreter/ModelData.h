@@ -24,13 +24,10 @@ rt::InitSpec initSpecOf(mlir::DictionaryAttr init);
 std::map<std::string, Tensor> initModelParams(step::ModelOp model, uint64_t seed);
 
 /// Step `step`'s batch of every input of `model` by name, one tensor per result of its
-/// step.input: token_stream windows of the built-in corpus (bytes mapped to tokens modulo the
-/// vocabulary when it is not 256) and batches of the built-in classification set.
+/// step.input, as the training executable draws it (runtime/harness/BatchSource.h): token_stream
+/// windows of the built-in corpus and batches of the built-in classification set.
 std::map<std::string, std::vector<Tensor>> sampleModelInputs(step::ModelOp model, uint64_t seed,
                                                              uint64_t step);
-
-/// The size of the built-in corpus token streams are windowed from.
-constexpr size_t kBuiltinCorpusBytes = size_t{1} << 20;
 
 }  // namespace stepc::interp
 

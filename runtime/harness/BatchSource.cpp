@@ -33,9 +33,10 @@ Status BatchSource::open(const std::vector<InputSpec> &inputs, const std::string
     source.identity_ = source.file_->identity();
   } else {
     source.identity_ = "builtin";
+    // Raw bytes: each token input maps them into its own vocabulary when it fills a batch.
     if (tokens)
       for (unsigned char byte : builtinCorpus(seed, kBuiltinCorpusBytes))
-        source.corpus_.push_back(byte % options.vocab);
+        source.corpus_.push_back(byte);
   }
   out = std::move(source);
   return {};
@@ -73,10 +74,13 @@ Status BatchSource::fill(uint64_t step, const std::vector<TensorBuffer> &batch) 
           return s;
         continue;
       }
+      // The built-in corpus's bytes, modulo this input's vocabulary (a model may have token
+      // inputs of different vocabularies; each gets tokens it can embed).
       sampleTokenWindows(corpus_, rows, seq, seed_, step, first, second);
+      int64_t vocab = input.vocab;
       for (int64_t k = 0; k < n; ++k) {
-        a.i32()[k] = static_cast<int32_t>(first[k]);
-        b.i32()[k] = static_cast<int32_t>(second[k]);
+        a.i32()[k] = static_cast<int32_t>(static_cast<int64_t>(first[k]) % vocab);
+        b.i32()[k] = static_cast<int32_t>(static_cast<int64_t>(second[k]) % vocab);
       }
     } else {
       if (!a.f32() || !b.i32() || b.elements() != rows || n % rows != 0)

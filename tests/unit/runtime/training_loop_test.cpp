@@ -516,5 +516,27 @@ TEST(BatchSource, BatchesArePureFunctionsOfSeedAndStep) {
   EXPECT_NE(t1, t2);
 }
 
+// Two token inputs of different vocabularies each get built-in tokens of their own vocabulary
+// (the built-in corpus is bytes, mapped into each input's vocabulary), the same windows.
+TEST(BatchSource, EachTokenInputGetsTokensOfItsOwnVocabulary) {
+  InputSpec bytes{"bytes", InputSource::kTokenStream, {2, 8}, DType::kI32, 256, 0};
+  InputSpec small{"small", InputSource::kTokenStream, {2, 8}, DType::kI32, 10, 0};
+  BatchSource source;
+  ASSERT_TRUE(BatchSource::open({bytes, small}, "", 5, source).ok());
+  std::vector<int32_t> b(16), by(16), s(16), sy(16);
+  std::vector<TensorBuffer> batch = {{"bytes", DType::kI32, {2, 8}, b.data()},
+                                     {"bytes.targets", DType::kI32, {2, 8}, by.data()},
+                                     {"small", DType::kI32, {2, 8}, s.data()},
+                                     {"small.targets", DType::kI32, {2, 8}, sy.data()}};
+  ASSERT_TRUE(source.fill(0, batch).ok());
+  bool aboveTen = false;
+  for (int k = 0; k < 16; ++k) {
+    EXPECT_EQ(s[k], b[k] % 10) << k;
+    EXPECT_EQ(sy[k], by[k] % 10) << k;
+    aboveTen = aboveTen || b[k] >= 10;
+  }
+  EXPECT_TRUE(aboveTen) << "the byte input's tokens were folded into the smaller vocabulary";
+}
+
 }  // namespace
 }  // namespace stepc::rt
