@@ -20,10 +20,14 @@ struct RunOptions {
   std::string data;        // token file (raw bytes or llm.c shard) for token_stream inputs
 };
 
-/// `module` is at the `train` stage. Trains `steps` steps in the interpreter, printing one line
-/// of metrics per step (`step 0 loss 5.545177 grad_norm ... lr ...`), or with steps == 0 prints
-/// the loss at the starting parameters. Parameters come from the initialisers or `initFrom`;
-/// token inputs from the built-in corpus or `data`. Returns 0 or 1 (errors already reported).
+/// `module` is at the `train` stage with @eval_loss and the program description
+/// (codegen::describeProgram). Runs the training executable's own loop (runtime/harness:
+/// initialisation, BatchSource's batches, --init-from / --save-params) with the interpreter's
+/// StepProgram as the step, printing one line of metrics per step (`step 0 loss 5.545177
+/// grad_norm ... lr ...`), or with steps == 0 the loss of the starting parameters on step 0's
+/// batch (the loop's `eval` over one batch). Each step computes in the interpreter's precision;
+/// between steps the loop holds f32 parameters and state, as an executable does. Returns 0 or
+/// 1 (errors already reported).
 int runInInterpreter(mlir::ModuleOp module, const RunOptions &options, llvm::raw_ostream &os);
 
 }  // namespace stepc

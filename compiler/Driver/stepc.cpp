@@ -108,8 +108,10 @@ Usage:
                   softmax, losses and sums in f32, f32 master weights and optimizer state.
   stepc run MODEL.mlir [--steps=N] [--seed=S] [--precision=f64|declared|bf16] [--data=FILE]
                 [--init-from=P.safetensors] [--save-params=P.safetensors] [training flags]
-      Train N steps of the model's train step in the reference interpreter (slow, exact) on
-      the built-in data or FILE, printing the metrics of each step; --steps=0 prints the loss.
+      Train N steps in the executables' training loop with the reference interpreter as the
+      step (each step in float64; parameters kept in f32 between steps, as an executable
+      keeps them) on the built-in data or FILE, printing the metrics of each step as a line;
+      --steps=0 prints the loss of the starting parameters on step 0's batch.
   stepc interpret MODEL.mlir [--precision=f64|declared|bf16] [training flags] -- ARGS...
       Run the training executable's command line ARGS (train / eval / info, see
       `NAME --help`) with the reference interpreter as its step: the same initialisation,
@@ -429,8 +431,8 @@ int main(int argc, char **argv) {
     run.data = absl::GetFlag(FLAGS_data);
     if (run.steps < 0) return fail("--steps must be >= 0");
     run.precision = interpPrecision;
-    // --steps=0 evaluates the loss function only: no train step to build.
-    if (run.steps > 0 && failed(runTrainStage(*module, stageOptions))) return 1;
+    if (failed(runTrainStage(*module, stageOptions)) || failed(cg::describeProgram(*module)))
+      return 1;
     return stepc::runInInterpreter(*module, run, llvm::outs());
   }
   // Every stage of the target up to --emit, in order; views print from the module as it is.

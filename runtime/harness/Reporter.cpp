@@ -162,6 +162,7 @@ Status Reporter::step(int64_t step, const StepMetrics &metrics, double seconds) 
       return Status::error(options_.metricsPath + ": cannot write the metrics file: " +
                            std::strerror(errno));
   }
+  if (options_.onStep) options_.onStep(step, metrics);
   if (!options_.out || mode_ == ReporterOptions::Mode::kQuiet) return {};
   bool first = stepsDone_ == 1, last = step + 1 >= start_.totalSteps;
   if (mode_ == ReporterOptions::Mode::kInteractive) {

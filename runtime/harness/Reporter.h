@@ -51,6 +51,9 @@ struct ReporterOptions {
   /// Plain mode prints every this many steps (and the first and last); 0: every step for runs
   /// of up to 100 steps, else about 100 lines.
   int64_t plainEvery = 0;
+  /// If set, called with every step's index and metrics (in any mode, kQuiet included): a
+  /// front end's own per-step output (`stepc run` prints one line of metrics per step).
+  std::function<void(int64_t step, const StepMetrics &metrics)> onStep;
 };
 
 /// What a run is about to do, for the progress line.
