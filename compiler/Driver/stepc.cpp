@@ -177,18 +177,44 @@ std::set<std::string> specifiedFlags;
 
 // Abseil flag names are C identifiers; users write --dump-phases-to. Map dashes in a flag's
 // name (not its value) to underscores before parsing.
+//
+// Repeated --dim flags accumulate (Abseil keeps only a list flag's last occurrence): every
+// `--dim=A=1` / `--dim A=1` becomes one `--dim=A=1,B=2` where the first one stood.
 std::vector<std::string> normalizeFlagNames(int argc, char **argv) {
   std::vector<std::string> args(argv, argv + argc);
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string &arg = args[i];
-    if (arg == "--") break;
-    if (arg.size() < 3 || arg[0] != '-' || arg[1] != '-') continue;
+  std::vector<std::string> out;
+  std::string dims;
+  size_t dimsAt = std::string::npos;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (i == 0 || arg.size() < 3 || arg[0] != '-' || arg[1] != '-') {
+      out.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      out.insert(out.end(), args.begin() + static_cast<long>(i), args.end());
+      break;
+    }
     size_t end = std::min(arg.find('='), arg.size());
     for (size_t j = 2; j < end; ++j)
       if (arg[j] == '-') arg[j] = '_';
-    specifiedFlags.insert(arg.substr(2, end - 2));
+    std::string name = arg.substr(2, end - 2);
+    specifiedFlags.insert(name);
+    if (name == "dim") {
+      std::string value;
+      if (end < arg.size()) value = arg.substr(end + 1);
+      else if (i + 1 < args.size()) value = args[++i];
+      dims += (dims.empty() ? "" : ",") + value;
+      if (dimsAt == std::string::npos) {
+        dimsAt = out.size();
+        out.push_back("");
+      }
+      continue;
+    }
+    out.push_back(arg);
   }
-  return args;
+  if (dimsAt != std::string::npos) out[dimsAt] = "--dim=" + dims;
+  return out;
 }
 
 bool isSpecified(const std::string &flag) { return specifiedFlags.count(flag) > 0; }

@@ -243,7 +243,9 @@ std::string usageText(const std::string &program, Command command) {
              "  --resume               continue from the newest checkpoint in D, bit-identically\n"
              "  --metrics FILE.jsonl   one JSON object per step: step, loss, lr, grad_norm,\n"
              "                         tokens_per_s, step_ms, ...\n"
-             "  --init-from F          initial parameters from a safetensors file, by name\n"
+             "  --init-from F          initial parameters from a safetensors file, by name (F32,\n"
+             "                         F16, BF16 or F64; finite). Matmul weights are [in, out]:\n"
+             "                         PyTorch's nn.Linear.weight is [out, in], transpose it\n"
              "  --save-params F        write the final parameters to a safetensors file\n"
              "Environment: STEPC_PROFILE=1 prints a per-kernel time profile at exit (compiled\n"
              "executables); --threads sets the threads of loop kernels and GEMMs alike.\n";

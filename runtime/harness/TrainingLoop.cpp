@@ -95,6 +95,12 @@ Status loadParams(const std::string &path, const ProgramInfo &info, const StepBu
       return Status::error("--init-from " + path + ": tensor '" + p.name + "' is " +
                            formatShape(shape) + ", this model's parameter is " +
                            formatShape(p.shape));
+    // A NaN or Inf start trains to nothing but NaN: refuse it where it is.
+    for (size_t k = 0; k < loaded[i].size(); ++k)
+      if (!std::isfinite(loaded[i][k]))
+        return Status::error("--init-from " + path + ": tensor '" + p.name + "' holds " +
+                             (std::isnan(loaded[i][k]) ? "NaN" : "Inf") + " at element " +
+                             std::to_string(k) + "; parameters must be finite");
   }
   for (size_t i = 0; i < loaded.size(); ++i)
     std::copy(loaded[i].begin(), loaded[i].end(), buffers.params[i].f32());

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "runtime/harness/BatchSource.h"
 #include "runtime/formats/Checkpoint.h"
@@ -433,6 +434,19 @@ TEST(TrainingLoop, InitFromAndSaveParams) {
   s = runTrain(bigram, options);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("no tensor named 'table'"), std::string::npos) << s.message();
+  // Non-finite values are refused, naming the tensor and the element.
+  std::vector<float> w(8 * 4, 0.5f), b(4, 0.0f);
+  w[5] = std::numeric_limits<float>::quiet_NaN();
+  ASSERT_TRUE(writeSafetensors(dir.path("nan.safetensors"),
+                               {{"linear.w", DType::kF32, {8, 4}, w.data()},
+                                {"linear.b", DType::kF32, {4}, b.data()}})
+                  .ok());
+  options.initFrom = dir.path("nan.safetensors");
+  s = runTrain(program, options);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("tensor 'linear.w' holds NaN at element 5; parameters must be finite"),
+            std::string::npos)
+      << s.message();
   options.initFrom = dir.path("missing.safetensors");
   s = runTrain(program, options);
   ASSERT_FALSE(s.ok());
