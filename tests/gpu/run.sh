@@ -22,14 +22,16 @@ dir=build/gpu
 work=$(mktemp -d)
 for f in "$dir"/*.xz; do xz -dc "$f" > "$work/$(basename "$f" .xz)"; chmod +x "$work/$(basename "$f" .xz)"; done
 cp "$dir/compare_runs.py" "$work/"
-probe=$("$work/tiny_mlp" train --steps 1 --device cuda 2>&1 >/dev/null | tail -1)
-if ! "$work/tiny_mlp" train --steps 1 --device cuda > /dev/null 2>&1; then
-  echo "run.sh: no usable GPU: ${probe#*error: }"
+# Skip only when there is no GPU to test on: `info` probes the driver and the device ("gpu none
+# (why)"). With a GPU there, every failure below, the first CUDA step's included, is a failure.
+gpu=$("$work/tiny_mlp" info | grep '^gpu ')
+if [[ $gpu == "gpu none"* ]]; then
+  echo "run.sh: no usable GPU: ${gpu#gpu none }"
   echo "GPU tests skipped"
-  echo "0 passed, 0 failed"
+  echo "0 passed, 0 failed, 9 skipped"
   exit 0
 fi
-"$work/tiny_mlp" info | grep '^gpu '
+echo "$gpu"
 passed=0 failed=0
 for m in tiny_mlp tiny_byte_lm tiny_gpt2 tiny_gpt2_bf16 tiny_byte_lm_bf16; do
   for dev in cpu cuda; do
@@ -48,7 +50,7 @@ for m in byte_lm gpt2_124m byte_lm_bf16 gpt2_124m_bf16; do
   peak=67e12 peakName="67 TFLOP/s FP32"
   [[ $m == *_bf16 ]] && peak=989e12 peakName="989 TFLOP/s dense BF16"
   if "$work/$m" train --steps 6 --device cuda --metrics "$work/$m.jsonl" > "$work/$m.log" 2>&1; then
-    python3 - "$work/$m.jsonl" "$m" "$("$work/$m" info | grep '^FLOPs per step')" "$peak" "$peakName" <<'PY'
+    if python3 - "$work/$m.jsonl" "$m" "$("$work/$m" info | grep '^FLOPs per step')" "$peak" "$peakName" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 ms = statistics.median(r["step_ms"] for r in rows[1:])
@@ -62,11 +64,16 @@ if dev:  # the step on the device alone (CUDA events), without the host's batch 
     device = f"; on the device {dms:.1f} ms, MFU {100 * flops / (dms / 1e3) / float(sys.argv[4]):.1f}%"
 print(f"== {sys.argv[2]}: median step {ms:.1f} ms, {tps:.0f} tokens/s, "
       f"{flops / 1e12:.2f} TFLOP/step, MFU {100 * mfu:.1f}% of {sys.argv[5]}{device}")
+# Floors, so a run that "finished" with nonsense fails: finite losses, a real rate.
+bad = [r["step"] for r in rows if not (r["loss"] == r["loss"] and abs(r["loss"]) < float("inf"))]
+if bad or not (mfu > 0 and tps > 0):
+    print(f"   FAIL: non-finite loss at steps {bad}" if bad else f"   FAIL: MFU {mfu}, tokens/s {tps}")
+    sys.exit(1)
 PY
-    passed=$((passed + 1))
+    then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   else
     echo "== $m: the CUDA step failed:"; tail -5 "$work/$m.log"; failed=$((failed + 1))
   fi
 done
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, 0 skipped"
 [[ $failed == 0 ]]
