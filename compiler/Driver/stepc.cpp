@@ -187,13 +187,13 @@ std::vector<std::string> normalizeFlagNames(int argc, char **argv) {
   size_t dimsAt = std::string::npos;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string arg = args[i];
+    if (i > 0 && arg == "--") {  // the executable's own command line follows, untouched
+      out.insert(out.end(), args.begin() + static_cast<long>(i), args.end());
+      break;
+    }
     if (i == 0 || arg.size() < 3 || arg[0] != '-' || arg[1] != '-') {
       out.push_back(arg);
       continue;
-    }
-    if (arg == "--") {
-      out.insert(out.end(), args.begin() + static_cast<long>(i), args.end());
-      break;
     }
     size_t end = std::min(arg.find('='), arg.size());
     for (size_t j = 2; j < end; ++j)

@@ -181,6 +181,43 @@ Status makeDirectories(const std::string &dir) {
   return {};
 }
 
+// The first metric of a step that is not finite ("grad_norm is infinite"), or "". A finite loss
+// with a non-finite gradient norm means the update just made the parameters non-finite.
+std::string nonFiniteMetric(const StepMetrics &m) {
+  auto what = [](const std::string &name, double v) {
+    return name + " is " + (std::isnan(v) ? "NaN" : "infinite");
+  };
+  if (!std::isfinite(m.loss)) return what("the loss", m.loss);
+  if (!std::isfinite(m.gradNorm)) return what("the gradient norm", m.gradNorm);
+  if (!std::isfinite(m.lr)) return what("the learning rate", m.lr);
+  for (const auto &[name, v] : m.extra)
+    if (!std::isfinite(v)) return what(name, v);
+  return "";
+}
+
+// The first parameter or optimizer-state value that is not finite ("parameter 'w1' holds NaN
+// at element 3"), or "": what a checkpoint must never hold.
+std::string firstNonFinite(const ProgramInfo &info, const StepBuffers &buffers) {
+  auto scan = [](const TensorBuffer &t, const std::string &what) -> std::string {
+    const float *v = t.f32();
+    for (int64_t k = 0, n = t.elements(); v && k < n; ++k)
+      if (!std::isfinite(v[k]))
+        return what + " holds " + (std::isnan(v[k]) ? "NaN" : "Inf") + " at element " +
+               std::to_string(k);
+    return "";
+  };
+  for (size_t i = 0; i < buffers.params.size(); ++i)
+    if (std::string s = scan(buffers.params[i], "parameter '" + info.params[i].name + "'");
+        !s.empty())
+      return s;
+  for (size_t i = 0; i < buffers.state.size(); ++i)
+    if (std::string s = scan(buffers.state[i], "optimizer state '" + info.state[i].slot +
+                                                   "' of '" + info.state[i].param + "'");
+        !s.empty())
+      return s;
+  return "";
+}
+
 class CheckpointWriter {
  public:
   CheckpointWriter(const TrainOptions &options, const ProgramInfo &info,
@@ -188,6 +225,10 @@ class CheckpointWriter {
       : options_(options), info_(info), buffers_(buffers), data_(data), reporter_(reporter) {}
 
   Status write(int64_t step) {
+    // Never a poisoned checkpoint: a NaN in it would be resumed from and recommended.
+    if (std::string bad = firstNonFinite(info_, buffers_); !bad.empty())
+      return Status::error("after step " + std::to_string(step) + ", " + bad +
+                           "; not writing a checkpoint" + newestFinite());
     if (Status s = makeDirectories(options_.checkpointDir); !s.ok()) return s;
     CheckpointInfo ci;
     ci.fingerprint = info_.fingerprint;
@@ -208,6 +249,10 @@ class CheckpointWriter {
     return {};
   }
   const std::string &last() const { return last_; }
+  /// "; the newest checkpoint (all finite) is PATH", or "" when none was written.
+  std::string newestFinite() const {
+    return last_.empty() ? "" : "; the newest checkpoint (all finite) is " + last_;
+  }
 
  private:
   const TrainOptions &options_;
@@ -332,13 +377,14 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
     double seconds = reporter.now() - t0;
     if (Status s = reporter.step(step, metrics, seconds); !s.ok()) return s;
     done.lastLoss = metrics.loss;
-    if (!std::isfinite(metrics.loss)) {
+    if (std::string bad = nonFiniteMetric(metrics); !bad.empty()) {
       (void)reporter.finish();
-      return Status::error("step " + std::to_string(step) + ": the loss is " +
-                           (std::isnan(metrics.loss) ? "NaN" : "infinite") +
-                           "; stopping (try a lower learning rate" +
-                           (checkpoints.last().empty() ? "" : ", or resume from " +
-                                                                 checkpoints.last()) +
+      return Status::error("step " + std::to_string(step) + ": " + bad +
+                           "; stopping (try a lower learning rate or gradient clipping" +
+                           (checkpoints.last().empty()
+                                ? std::string()
+                                : ", or resume from " + checkpoints.last() +
+                                      ", whose values are all finite") +
                            ")");
     }
     bool stop = options.interrupted && *options.interrupted;
@@ -363,6 +409,9 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
   if (!options.checkpointDir.empty() && lastWritten != end)
     if (Status s = checkpoints.write(end); !s.ok()) return s;
   if (!options.saveParams.empty()) {
+    if (std::string bad = firstNonFinite(info, buffers); !bad.empty())
+      return Status::error("after step " + std::to_string(end) + ", " + bad +
+                           "; not writing --save-params " + options.saveParams);
     if (Status s = saveParams(options.saveParams, info, buffers, end); !s.ok()) return s;
     reporter.note("parameters: " + options.saveParams);
   }
