@@ -300,6 +300,9 @@ void registerCodegenPipelines() {
     lowering::registerLoweringPasses();
     train::registerTrainingPasses();
     mlir::PassPipelineRegistration<>(
+        "stepc-train", "stage `train`: the model's train step, its step.config as written",
+        [](mlir::OpPassManager &pm) { pm.addPass(train::createBuildTrainStep()); });
+    mlir::PassPipelineRegistration<>(
         "stepc-linalg", "stage `linalg`: @eval_loss, step.program, step ops to linalg",
         buildLinalg);
     mlir::PassPipelineRegistration<>("stepc-kernels", "stage `kernels`: elementwise fusion",

@@ -88,7 +88,8 @@ const Stage *findStage(Target target, llvm::StringRef name);
 std::optional<Target> firstTargetWith(llvm::StringRef name);
 /// "model, train, ..." for messages and help.
 std::string stageNames(Target target);
-/// Every stage name of every target, once, in pipeline order (help text).
+/// Every stage of every target with its description, in pipeline order (help text; `llvm`
+/// twice: the CPU's and the CUDA step's).
 std::string describeStages();
 
 /// Runs `stage` on `module`: an IR stage advances the module; a view stores its text in
@@ -100,7 +101,8 @@ mlir::LogicalResult runStage(const Stage &stage, mlir::ModuleOp module,
 /// lowering: what the interpreter's StepProgram runs (stepc interpret).
 mlir::LogicalResult describeProgram(mlir::ModuleOp module);
 
-/// Registers every stage's pipeline by name (stepc-linalg, stepc-ptx{gpu-arch=sm_90}, ...),
+/// Registers every stage's pipeline by name (stepc-train, stepc-linalg, stepc-ptx{gpu-arch=sm_90},
+/// ...; stepc-train with the model's own step.config, the driver adds its overrides),
 /// stepc's own passes and the upstream passes the pipelines name.
 void registerCodegenPipelines();
 /// The dialects and interface models (bufferization, deallocation, LLVM and NVVM translation)

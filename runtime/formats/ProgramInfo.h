@@ -44,7 +44,8 @@ enum class InputSource {
   kClassification,  // classification(classes): features and labels
 };
 
-/// A model input (`step.input`); it fills two batch buffers (see the file comment).
+/// A model input (`step.input`); it fills two batch buffers (runtime/harness/StepProgram.h says
+/// which).
 struct InputSpec {
   std::string name;
   InputSource source = InputSource::kTokenStream;

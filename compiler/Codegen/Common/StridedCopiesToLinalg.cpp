@@ -1,4 +1,4 @@
-//===- StridedCopies.cpp - --step-strided-copies-to-linalg ----------------===//
+//===- StridedCopiesToLinalg.cpp - --step-strided-copies-to-linalg --------===//
 //
 // Bufferization copies slices (scan inputs, stacked results, padding) with memref.copy. A copy
 // between two contiguous buffers lowers to a memcpy, but a strided one lowers to a call into

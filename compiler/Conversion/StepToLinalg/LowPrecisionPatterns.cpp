@@ -17,6 +17,7 @@
 #include "compiler/Conversion/StepToLinalg/LoweringUtils.h"
 #include "compiler/Conversion/StepToLinalg/Patterns.h"
 #include "dialects/step/IR/StepDialect.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace stepc::lowering {
 namespace {
@@ -44,17 +45,19 @@ struct WidenToF32 : mlir::OpRewritePattern<OpTy> {
     if (!narrow) return mlir::failure();
     mlir::Location loc = op.getLoc();
     auto f32 = mlir::TypeAttr::get(rw.getF32Type());
-    mlir::Operation *wide = rw.clone(*operation);
-    for (mlir::OpOperand &operand : wide->getOpOperands())
-      if (isNarrowFloat(operand.get().getType()))
-        operand.set(rw.create<step::CastOp>(loc, widened(operand.get().getType()),
-                                            operand.get(), f32));
-    // The casts were created after the clone: move the clone after them.
-    wide->moveBefore(op);
+    // Casts up first, then the op cloned onto them; every change goes through the rewriter (the
+    // lowering is a dialect conversion, which must see each one).
+    mlir::IRMapping casts;
+    for (mlir::Value operand : operation->getOperands())
+      if (isNarrowFloat(operand.getType()) && !casts.contains(operand))
+        casts.map(operand, rw.create<step::CastOp>(loc, widened(operand.getType()), operand, f32));
+    mlir::Operation *wide = rw.clone(*operation, casts);
+    llvm::SmallVector<mlir::Type> originals(wide->getResultTypes());
+    rw.modifyOpInPlace(wide, [&] {
+      for (mlir::OpResult r : wide->getResults()) r.setType(widened(r.getType()));
+    });
     llvm::SmallVector<mlir::Value> results;
-    for (mlir::OpResult r : wide->getResults()) {
-      mlir::Type original = r.getType();
-      r.setType(widened(original));
+    for (auto [r, original] : llvm::zip(wide->getResults(), originals)) {
       if (original == r.getType()) {
         results.push_back(r);
         continue;

@@ -8,8 +8,11 @@
 #include "dialects/step/IR/StepDialect.h"
 #include "dialects/step/IR/StepSpecs.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <functional>
+#include <map>
+#include <cctype>
 #include "mlir/IR/Builders.h"
 
 #define GET_OP_CLASSES
@@ -128,6 +131,73 @@ STEP_TENSOR_OP_ASM(DropoutOp)
 // step.model
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+// Evaluates the source text of a dim expression (integers, named dims, `*`, `+` and
+// parentheses: what parseDimExpr accepted) with `dims`. A dim declared from others (`H = 4 * F`)
+// is evaluated again once a configuration or --dim has set the dims it reads, so it follows
+// them. nullopt: an unknown name or an overflow (the caller reports it where the dim stands).
+class DimTextEvaluator {
+ public:
+  DimTextEvaluator(llvm::StringRef text, const std::map<std::string, int64_t> &dims)
+      : text_(text), dims_(dims) {}
+  std::optional<int64_t> evaluate() {
+    std::optional<int64_t> v = sum();
+    skipSpace();
+    return pos_ == text_.size() ? v : std::nullopt;
+  }
+
+ private:
+  void skipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    if (text_.substr(pos_).starts_with("//")) pos_ = text_.size();  // a trailing comment
+  }
+  bool eat(char c) {
+    skipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) return ++pos_, true;
+    return false;
+  }
+  std::optional<int64_t> sum() {
+    std::optional<int64_t> v = product();
+    while (v && eat('+')) {
+      std::optional<int64_t> r = product();
+      if (!r || llvm::AddOverflow(*v, *r, *v)) return std::nullopt;
+    }
+    return v;
+  }
+  std::optional<int64_t> product() {
+    std::optional<int64_t> v = term();
+    while (v && eat('*')) {
+      std::optional<int64_t> r = term();
+      if (!r || llvm::MulOverflow(*v, *r, *v)) return std::nullopt;
+    }
+    return v;
+  }
+  std::optional<int64_t> term() {
+    if (eat('(')) {
+      std::optional<int64_t> v = sum();
+      return v && eat(')') ? v : std::nullopt;
+    }
+    skipSpace();
+    size_t start = pos_;
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+      ++pos_;
+    llvm::StringRef word = text_.slice(start, pos_);
+    if (word.empty()) return std::nullopt;
+    int64_t value;
+    if (!word.getAsInteger(10, value)) return value;
+    auto it = dims_.find(word.str());
+    return it == dims_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+
+  llvm::StringRef text_;
+  const std::map<std::string, int64_t> &dims_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
 mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
   mlir::StringAttr name;
   if (parser.parseSymbolName(name, mlir::SymbolTable::getSymbolAttrName(), result.attributes))
@@ -139,12 +209,14 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
   // sets of dim values that make the same graph another size (the tests' tiny models). The
   // selected configuration (--config) replaces its dims' values, then --dim replaces any; the
   // parsed model holds the resulting dims and no configs, so a dump is that model alone. A
-  // dim is bound as soon as it is declared (later dims may use it), and rebound to its final
-  // value before the body is parsed.
+  // dim is bound as soon as it is declared (later dims may use it); once the configuration is
+  // known, every dim is evaluated again in order from its expression's text, so a dim declared
+  // from others follows what the configuration or --dim set them to.
   struct DeclaredDim {
     std::string name;
     int64_t value;
     llvm::SMLoc loc;
+    std::string expression;  // the source text of its value
   };
   llvm::SmallVector<DeclaredDim> declared;
   if (succeeded(parser.parseOptionalKeyword("dims"))) {
@@ -154,17 +226,21 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
           int64_t value;
           if (failed(parser.parseOptionalKeyword(&dimName)))
             return parser.emitError(loc) << "expected a dim name (an identifier such as B or depth)";
-          if (parser.parseEqual() || parseDimExpr(parser, value)) return mlir::failure();
+          if (parser.parseEqual()) return mlir::failure();
+          llvm::SMLoc begin = parser.getCurrentLocation();
+          if (parseDimExpr(parser, value)) return mlir::failure();
+          llvm::SMLoc end = parser.getCurrentLocation();
           if (ParseScope::lookupDim(dimName))
             return parser.emitError(loc) << "dim '" << dimName << "' is declared twice";
           ParseScope::bindDim(dimName, value);
-          declared.push_back({dimName.str(), value, loc});
+          declared.push_back({dimName.str(), value, loc,
+                              std::string(begin.getPointer(), end.getPointer())});
           return mlir::success();
         }))
       return mlir::failure();
   }
   std::vector<std::string> configNames;
-  std::map<std::string, int64_t> configValues;  // the selected configuration's
+  std::map<std::string, std::pair<int64_t, llvm::SMLoc>> configValues;  // the selected one's
   if (succeeded(parser.parseOptionalKeyword("configs"))) {
     if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Paren, [&]() -> mlir::ParseResult {
           llvm::SMLoc loc = parser.getCurrentLocation();
@@ -190,7 +266,14 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
                          << "', which the model does not declare; it declares "
                          << ParseScope::dimNames();
                 if (parser.parseEqual() || parseDimExpr(parser, value)) return mlir::failure();
-                if (selected) configValues[dimName.str()] = value;
+                if (!selected) return mlir::success();
+                if (!configValues.emplace(dimName.str(), std::make_pair(value, dimLoc)).second)
+                  return parser.emitError(dimLoc) << "configuration '" << configName
+                                                  << "' sets dim '" << dimName << "' twice";
+                if (value <= 0)
+                  return parser.emitError(dimLoc) << "configuration '" << configName << "' sets dim '"
+                                                  << dimName << "' to " << value
+                                                  << "; dims must be positive";
                 return mlir::success();
               });
         }))
@@ -204,10 +287,18 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
                                      << (known.empty() ? std::string("none") : known);
   }
   llvm::SmallVector<mlir::NamedAttribute> dims;
+  std::map<std::string, int64_t> finalValues;
   for (DeclaredDim &dim : declared) {
-    if (auto it = configValues.find(dim.name); it != configValues.end()) dim.value = it->second;
     if (auto it = getDimOverrides().find(dim.name); it != getDimOverrides().end())
       dim.value = it->second;
+    else if (auto it = configValues.find(dim.name); it != configValues.end())
+      dim.value = it->second.first;
+    else if (std::optional<int64_t> v = DimTextEvaluator(dim.expression, finalValues).evaluate())
+      dim.value = *v;
+    else
+      return parser.emitError(dim.loc) << "dim '" << dim.name << "' = " << dim.expression
+                                       << " cannot be evaluated after the overrides";
+    finalValues[dim.name] = dim.value;
     if (dim.value <= 0)
       return parser.emitError(dim.loc) << "dim '" << dim.name << "' must be positive, found "
                                        << dim.value;

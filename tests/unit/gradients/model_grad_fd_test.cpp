@@ -1,7 +1,7 @@
 // Whole-model gradients of the tiny mlp and the tiny byte_lm against central finite differences,
 // in float64.
 //
-// The model text is models/tiny/*.mlir embedded verbatim, with every f32 made f64 at run time so
+// The model text is each zoo model at --config=tiny (models/*.mlir), embedded as parsed, with every f32 made f64 at run time so
 // that the whole chain (forward, VJP constants, gradients) is float64. @loss is built with
 // buildLossFunction(differentiate = true) and run through --step-differentiate; a second,
 // un-differentiated copy (@loss_fwd) gives the finite differences. Parameters come from

@@ -14,7 +14,7 @@
 // positive inputs.
 //
 // Not covered, by design: slice with strides other than 1 (its VJP rejects it with an error,
-// see tests/lit/invalid_differentiate.mlir) and matmul transpose_lhs with a left operand of rank
+// see tests/lit/compiler/Autodiff/invalid_differentiate.mlir) and matmul transpose_lhs with a left operand of rank
 // > 2 (rejected by the shape rule). A coverage test below requires >= 3 cases for every op that
 // has a gradient rule, and for repeat and custom_grad; a harness test checks that a wrong
 // gradient (a custom_grad with a doubled backward) is caught.
