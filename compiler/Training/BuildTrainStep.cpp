@@ -73,6 +73,17 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs) {
   int64_t k = config.microBatches;
   if (k == 1) return singlePass(params, inputs);
+  // The micro-batches' losses and gradients are averaged, which is the full batch's only for a
+  // mean over the batch: a summed loss would come out 1/K of it. Refused where it is summed.
+  if (mlir::Operation *def = model.getLossOp().getLoss().getDefiningOp()) {
+    auto ce = llvm::dyn_cast<step::CrossEntropyOp>(def);
+    if ((ce && ce.getReduction() == "sum") || llvm::isa<step::SumOp>(def))
+      return def->emitError()
+             << "micro_batches = " << k
+             << " averages the micro-batches' losses, so this summed loss would be 1/" << k
+             << " of the full batch's; use a mean over the batch (cross_entropy's default "
+                "reduction = \"mean\", or step.mean) or micro_batches = 1";
+  }
   // Accumulate over K micro-batches in one repeat: inputs [B, ...] are viewed as [K, B/K, ...].
   ad::GradBuilder g(b, loc);
   llvm::SmallVector<Value> slices;

@@ -13,6 +13,34 @@ step.model @bad_micro_batches {
 
 // -----
 
+// Tests that a summed loss is refused with micro-batches, at the sum: their average would be
+// 1/K of the full batch's loss.
+step.model @summed_loss_micro_batches {
+  %x, %y = step.input "data" [4, 3] f32 = classification(classes = 2)
+  %w = step.param "w" [3, 2] f32 = normal(std = 0.1)
+  %logits = step.matmul %x, %w
+  // expected-error @+1 {{micro_batches = 2 averages the micro-batches' losses, so this summed loss would be 1/2 of the full batch's; use a mean over the batch (cross_entropy's default reduction = "mean", or step.mean) or micro_batches = 1}}
+  %loss = step.cross_entropy %logits, %y {reduction = "sum"}
+  step.loss %loss
+  step.config { micro_batches = 2 }
+}
+
+// -----
+
+// Tests that a step.sum loss is refused the same way.
+step.model @step_sum_loss_micro_batches {
+  %x, %y = step.input "data" [4, 3] f32 = classification(classes = 2)
+  %w = step.param "w" [3, 2] f32 = normal(std = 0.1)
+  %logits = step.matmul %x, %w
+  %per = step.cross_entropy %logits, %y {reduction = "none"}
+  // expected-error @+1 {{micro_batches = 4 averages the micro-batches' losses}}
+  %loss = step.sum %per {axes = [0]}
+  step.loss %loss
+  step.config { micro_batches = 4 }
+}
+
+// -----
+
 // Tests that SAM on the next batch needs an even batch.
 // expected-error @+1 {{SAM with next_batch needs an even batch, found 5}}
 step.model @odd_batch_next_batch_sam {
