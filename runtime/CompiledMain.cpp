@@ -6,15 +6,19 @@
 //===----------------------------------------------------------------------===//
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include <malloc.h>
 
 #include "runtime/hal/CompiledProgram.h"
+#include "runtime/hal/CpuCheck.h"
 #include "runtime/harness/Main.h"
 #include "runtime/hal/Profile.h"
 
 extern "C" {
 extern const char stepc_program_description[];
+// What the compiled code needs of the CPU (compiler/Codegen/LLVMCPU/ObjectEmitter.cpp).
+extern const char stepc_cpu_requirements[] __attribute__((weak));
 void stepc_train_step(void **buffers);
 void stepc_eval_loss(void **buffers);
 // The CUDA step, linked in by `stepc compile --target=cuda` (null otherwise).
@@ -24,6 +28,16 @@ void stepc_cuda_eval_loss(void **buffers) __attribute__((weak));
 }
 
 int main(int argc, char **argv) {
+  // Before anything runs compiled code: a CPU without the instructions it uses would SIGILL.
+  if (stepc_cpu_requirements != nullptr) {
+    std::string error =
+        stepc::rt::checkCpuRequirements(stepc_cpu_requirements, stepc::rt::hostHasCpuFeature);
+    if (!error.empty()) {
+      std::fprintf(stderr, "%s: error: %s\n", argc > 0 ? argv[0] : "stepc-program",
+                   error.c_str());
+      return 1;
+    }
+  }
   // A step allocates and frees the same large temporaries every time. Keep them in the heap
   // (no mmap/munmap, no trimming) so each step reuses the pages instead of faulting in fresh
   // zeroed ones.

@@ -1,7 +1,10 @@
 //===- ObjectEmitter.cpp - the `llvm` stage to x86 object code ------------===//
 #include "compiler/Codegen/LLVMCPU/ObjectEmitter.h"
 
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -16,6 +19,36 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 namespace stepc::codegen {
+namespace {
+
+// The instruction-set extensions a binary may need that an x86-64 CPU may lack, by the names
+// both LLVM and the runtime's check (runtime/hal/CpuCheck.h, GCC's __builtin_cpu_supports)
+// use. The executable records those its code was generated with, and refuses to start on a CPU
+// without one of them instead of dying of SIGILL.
+constexpr const char *kCheckedCpuFeatures[] = {
+    "sse4.2",   "avx",      "avx2",     "fma",        "bmi2",        "f16c",
+    "avx512f",  "avx512bw", "avx512dq", "avx512vl",   "avx512vnni",  "avx512bf16",
+};
+
+// @stepc_cpu_requirements = "CPU:feature,feature,..." (weak: the CUDA step's host object carries
+// the same string).
+void embedCpuRequirements(llvm::Module &module, const llvm::TargetMachine &machine,
+                          llvm::StringRef cpu) {
+  std::string text = cpu.str() + ":";
+  bool first = true;
+  for (const char *feature : kCheckedCpuFeatures)
+    if (machine.getMCSubtargetInfo()->checkFeatures(std::string("+") + feature)) {
+      text += (first ? "" : ",") + std::string(feature);
+      first = false;
+    }
+  llvm::Constant *value = llvm::ConstantDataArray::getString(module.getContext(), text);
+  auto *global = new llvm::GlobalVariable(module, value->getType(), /*isConstant=*/true,
+                                          llvm::GlobalValue::WeakAnyLinkage, value,
+                                          "stepc_cpu_requirements");
+  global->setAlignment(llvm::Align(1));
+}
+
+}  // namespace
 
 mlir::LogicalResult emitObject(mlir::ModuleOp module, const std::string &path,
                                const ObjectOptions &options, std::string *llvmIr,
@@ -60,6 +93,7 @@ mlir::LogicalResult emitObject(mlir::ModuleOp module, const std::string &path,
   if (!llvmModule) return module.emitError("translation to LLVM IR failed");
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
+  embedCpuRequirements(*llvmModule, *machine, cpu);
   auto optimize = mlir::makeOptimizingTransformer(options.optLevel, 0, machine.get());
   if (llvm::Error err = optimize(llvmModule.get())) {
     std::string message = llvm::toString(std::move(err));
