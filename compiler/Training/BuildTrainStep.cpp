@@ -147,9 +147,17 @@ mlir::FailureOr<llvm::SmallVector<Value>> TrainStepBuilder::samPerturbation(
   mlir::Type et = b.getF32Type();
   llvm::SmallVector<Value> directions, scaled;
   for (auto [p, grad] : llvm::zip(params, grads)) {
-    // Adaptive SAM (ASAM) measures the step in |w|-scaled coordinates: ε = ρ w²g / ‖w g‖.
-    directions.push_back(config.samAdaptive ? g.mul(g.mul(p, p), grad) : grad);
-    scaled.push_back(config.samAdaptive ? g.mul(p, grad) : grad);
+    // Adaptive SAM (ASAM, Kwon et al. 2021) measures the step in T_w-scaled coordinates with
+    // T_w = |w| + η: ε = ρ T_w² g / ‖T_w g‖. The η keeps zero weights (a zero-initialised
+    // head) in the perturbation; without it they would never be perturbed.
+    if (config.samAdaptive) {
+      Value tw = g.add(g.one<step::AbsOp>({p}, {}), g.scalar(config.samEta, ad::elementTypeOf(p)));
+      directions.push_back(g.mul(g.mul(tw, tw), grad));
+      scaled.push_back(g.mul(tw, grad));
+    } else {
+      directions.push_back(grad);
+      scaled.push_back(grad);
+    }
   }
   Value norm = emitGlobalNorm(g, scaled, et);
   Value factor = g.div(g.scalar(config.samRho, et), g.add(norm, g.scalar(1e-12, et)));

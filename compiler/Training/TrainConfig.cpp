@@ -61,6 +61,9 @@ mlir::FailureOr<TrainConfig> resolveTrainConfig(step::ModelOp model,
       if (!(c.samRho >= 0))
         return config.emitError() << "SAM's rho must be >= 0, found " << c.samRho;
       c.samAdaptive = specBool(*sam, "adaptive");
+      c.samEta = specFloat(*sam, "eta");
+      if (!(c.samEta >= 0))
+        return config.emitError() << "SAM's eta must be >= 0, found " << c.samEta;
       c.samNextBatch = specBool(*sam, "next_batch");
     }
     if (auto k = config.getMicroBatches()) c.microBatches = *k;
@@ -165,6 +168,7 @@ void writeTrainConfig(step::ModelOp model, const TrainConfig &c) {
   if (c.samRho > 0)
     config.setSamAttr(spec("sam", {f("rho", c.samRho),
                                    b.getNamedAttr("adaptive", b.getBoolAttr(c.samAdaptive)),
+                                   f("eta", c.samEta),
                                    b.getNamedAttr("next_batch", b.getBoolAttr(c.samNextBatch))}));
   else
     config.setSamAttr(spec("none", {}));

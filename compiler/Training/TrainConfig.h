@@ -31,6 +31,8 @@ struct TrainConfig {
   // SAM: off when rho == 0.
   double samRho = 0.0;
   bool samAdaptive = false, samNextBatch = false;
+  // Adaptive SAM's scale T_w = |w| + samEta (ASAM's eta): a zero weight is still perturbed.
+  double samEta = 0.01;
   int64_t microBatches = 1;
 };
 

@@ -95,6 +95,7 @@ const std::vector<KindSchema> &schemas(SpecFamily family) {
       {"sam", "sharpness-aware minimisation: two passes per step",
        {{"rho", ValueKind::Float, "0.05"},
         {"adaptive", ValueKind::Bool, "false"},
+        {"eta", ValueKind::Float, "0.01"},
         {"next_batch", ValueKind::Bool, "false"}}},
   };
   switch (family) {

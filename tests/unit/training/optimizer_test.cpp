@@ -196,13 +196,15 @@ TEST(Sam, PerturbsAlongTheNormalisedGradient) {
     TrainRun run = train(std::string("optimizer = sgd(lr = 0.1), sam = sam(rho = 0.3, adaptive = ") +
                         (adaptive ? "true" : "false") + ")",
                     1);
-    // Hand-unrolled: g1 = a w; eps = rho d / ||s|| with d = g1 (or w^2 g1) and s = g1 (or w g1).
+    // Hand-unrolled: g1 = a w; eps = rho d / ||s|| with d = g1 (or T^2 g1) and s = g1 (or
+    // T g1), T = |w| + eta (ASAM; eta's default 0.01, in f32 as the step computes it).
     double w[3], g1[3], d[3], s2 = 0;
     for (int i = 0; i < 3; ++i) {
       w[i] = 1.5;
       g1[i] = kA[i] * w[i];
-      d[i] = adaptive ? w[i] * w[i] * g1[i] : g1[i];
-      double si = adaptive ? w[i] * g1[i] : g1[i];
+      double t = std::abs(w[i]) + f32(0.01);
+      d[i] = adaptive ? t * t * g1[i] : g1[i];
+      double si = adaptive ? t * g1[i] : g1[i];
       s2 += si * si;
     }
     double factor = f32(0.3) / (std::sqrt(s2) + f32(1e-12)), samLoss = 0;

@@ -141,15 +141,17 @@ void samReference(bool adaptive, bool nextBatch) {
   double s2 = 0;
   for (auto &[name, g] : g1)
     for (size_t i = 0; i < g.data.size(); ++i) {
-      double si = adaptive ? w.at(name).data[i] * g.data[i] : g.data[i];
+      // ASAM: T_w = |w| + eta (eta's default 0.01, in f32 as the step computes it).
+      double tw = std::abs(w.at(name).data[i]) + f32(0.01);
+      double si = adaptive ? tw * g.data[i] : g.data[i];
       s2 += si * si;
     }
   double factor = f32(rho) / (std::sqrt(s2) + f32(1e-12));
   auto perturbed = w;
   for (auto &[name, g] : g1)
     for (size_t i = 0; i < g.data.size(); ++i) {
-      double wi = w.at(name).data[i];
-      perturbed.at(name).data[i] += (adaptive ? wi * wi * g.data[i] : g.data[i]) * factor;
+      double tw = std::abs(w.at(name).data[i]) + f32(0.01);
+      perturbed.at(name).data[i] += (adaptive ? tw * tw * g.data[i] : g.data[i]) * factor;
     }
   auto [loss2, g2] = lossGrad(perturbed, second);
   auto want = w;
