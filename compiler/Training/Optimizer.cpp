@@ -38,7 +38,11 @@ void emitOptimizerUpdate(ad::GradBuilder &g, const TrainConfig &c, llvm::ArrayRe
   if (c.optimizer == "sgd") {
     for (auto [i, p] : llvm::enumerate(params)) {
       mlir::Value lr = castTo(g, lr_, ad::elementTypeOf(p.value));
-      mlir::Value grad = c.weightDecay != 0 ? g.add(p.grad, g.scale(p.value, c.weightDecay)) : p.grad;
+      // Weight decay as PyTorch's SGD has it (added to the gradient; for plain SGD the same as
+      // decoupled decay), on the parameters no_decay does not exclude.
+      mlir::Value grad = c.weightDecay != 0 && decays(c, p.name)
+                             ? g.add(p.grad, g.scale(p.value, c.weightDecay))
+                             : p.grad;
       mlir::Value update = grad;
       if (c.momentum > 0) {
         mlir::Value buf = g.add(g.scale(state[0][i], c.momentum), grad);
@@ -61,8 +65,13 @@ void emitOptimizerUpdate(ad::GradBuilder &g, const TrainConfig &c, llvm::ArrayRe
     mlir::Type et = ad::elementTypeOf(p.value);
     auto s = [&](double v) { return g.scalar(v, et); };
     mlir::Value lr = castTo(g, lr_, et), bc1 = castTo(g, bc1_, et), bc2 = castTo(g, bc2_, et);
-    mlir::Value m = g.add(g.scale(state[0][i], c.beta1), g.scale(p.grad, 1 - c.beta1));
-    mlir::Value v = g.add(g.scale(state[1][i], c.beta2), g.scale(g.mul(p.grad, p.grad), 1 - c.beta2));
+    // Adam's weight decay is an L2 penalty in the gradient (PyTorch's Adam), before the moments;
+    // AdamW's is decoupled, applied to the weights below.
+    mlir::Value grad = c.optimizer == "adam" && c.weightDecay != 0 && decays(c, p.name)
+                           ? g.add(p.grad, g.scale(p.value, c.weightDecay))
+                           : p.grad;
+    mlir::Value m = g.add(g.scale(state[0][i], c.beta1), g.scale(grad, 1 - c.beta1));
+    mlir::Value v = g.add(g.scale(state[1][i], c.beta2), g.scale(g.mul(grad, grad), 1 - c.beta2));
     newState[0].push_back(m);
     newState[1].push_back(v);
     mlir::Value denom = g.add(g.one<step::SqrtOp>({g.div(v, bc2)}), s(c.eps));

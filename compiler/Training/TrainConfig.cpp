@@ -1,6 +1,8 @@
 //===- TrainConfig.cpp - the training configuration, resolved ------------===//
 #include "compiler/Training/TrainConfig.h"
 
+#include <sstream>
+
 #include "dialects/step/IR/StepSpecs.h"
 #include "mlir/IR/Builders.h"
 
@@ -74,6 +76,22 @@ mlir::FailureOr<TrainConfig> resolveTrainConfig(step::ModelOp model,
     if (name != "sgd" && name != "adam" && name != "adamw")
       return model.emitError() << "--optimizer expects sgd, adam or adamw, found '" << name << "'";
     if (name == "adamw" && c.weightDecay == 0) c.weightDecay = 0.01;
+    // Another optimizer keeps the model's weight decay and no_decay masks; say what that means
+    // for it, since the three apply decay differently.
+    if (name != c.optimizer && c.weightDecay != 0) {
+      mlir::Operation *at = model.getConfigOp() ? model.getConfigOp().getOperation() : model;
+      std::ostringstream decay;  // as written (0.1), not in exponent form
+      decay << c.weightDecay;
+      mlir::InFlightDiagnostic note = at->emitRemark();
+      note << "--optimizer=" << name << " replaces " << c.optimizer
+           << ": the weight decay is applied ";
+      if (name == "adamw")
+        note << "decoupled from the gradient (w *= 1 - lr * " << decay.str() << ")";
+      else
+        note << "as an L2 term in the gradient (g += " << decay.str() << " * w"
+             << (name == "adam" ? ", before Adam's moments)" : ")");
+      if (!c.noDecay.empty()) note << ", not to the parameters no_decay matches";
+    }
     c.optimizer = name;
   }
   if (overrides.lr) {

@@ -117,6 +117,40 @@ TEST(Optimizer, AdamWDecaysOnlyMatchingParameters) {
   }
 }
 
+// --optimizer on a model written for AdamW keeps its weight decay and no_decay masks: SGD adds
+// the decay to the gradient (for plain SGD the same as decoupled decay), Adam as an L2 term
+// before its moments; neither decays what no_decay excludes.
+TEST(Optimizer, AnotherOptimizerKeepsTheWeightDecayAndItsMasks) {
+  train::BuildTrainStepOptions sgd;
+  sgd.optimizer = "sgd";
+  TrainRun decayed = train("optimizer = adamw(lr = 0.1, weight_decay = 0.5)", 2, sgd);
+  TrainRun excluded =
+      train("optimizer = adamw(lr = 0.1, weight_decay = 0.5, no_decay = [\"w\"])", 2, sgd);
+  std::vector<double> wd(3, 1.5), wx(3, 1.5);
+  for (int s = 0; s < 2; ++s) {
+    for (int i = 0; i < 3; ++i) {
+      wd[i] -= f32(0.1) * (kA[i] * wd[i] + 0.5 * wd[i]);
+      wx[i] -= f32(0.1) * kA[i] * wx[i];
+    }
+    expectNear(decayed.params[s], wd, "sgd with the decay", s);
+    expectNear(excluded.params[s], wx, "sgd, w excluded by no_decay", s);
+  }
+  train::BuildTrainStepOptions adam;
+  adam.optimizer = "adam";
+  TrainRun l2 = train("optimizer = adamw(lr = 0.01, weight_decay = 0.5)", 2, adam);
+  std::vector<double> w(3, 1.5), m(3, 0.0), v(3, 0.0);
+  for (int s = 0; s < 2; ++s) {
+    for (int i = 0; i < 3; ++i) {
+      double g = kA[i] * w[i] + 0.5 * w[i];
+      m[i] = f32(0.9) * m[i] + f32(1 - 0.9) * g;
+      v[i] = f32(0.999) * v[i] + f32(1 - 0.999) * g * g;
+      double mhat = m[i] / (1 - std::pow(0.9, s + 1)), vhat = v[i] / (1 - std::pow(0.999, s + 1));
+      w[i] -= f32(0.01) * mhat / (std::sqrt(vhat) + f32(1e-8));
+    }
+    expectNear(l2.params[s], w, "adam with L2", s);
+  }
+}
+
 double warmupCosine(int t, double lr, int warmup, int total, double minLr) {
   if (t < warmup) return lr * (t + 1) / warmup;
   double p = std::min(1.0, double(t - warmup) / (total - warmup));
