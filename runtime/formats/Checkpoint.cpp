@@ -15,6 +15,7 @@ constexpr const char *kFormatKey = "stepc.format";
 constexpr const char *kFormat = "checkpoint";
 constexpr const char *kVersionKey = "stepc.version";
 constexpr const char *kFingerprintKey = "stepc.fingerprint";
+constexpr const char *kTrainingKey = "stepc.training";
 constexpr const char *kStepKey = "stepc.step";
 constexpr const char *kSeedKey = "stepc.seed";
 constexpr const char *kDataSeedKey = "stepc.data.seed";
@@ -125,6 +126,7 @@ Status loadCheckpoint(const std::string &path, SafetensorsFile &file, Checkpoint
     return fail("damaged checkpoint: the fingerprint or data source is missing");
   read.fingerprint = *fingerprint;
   read.data.source = *source;
+  if (const std::string *training = value(kTrainingKey)) read.training = *training;
   info = std::move(read);
   return {};
 }
@@ -162,6 +164,7 @@ Status writeCheckpoint(const std::string &path, const CheckpointInfo &info,
       {kDataSeedKey, std::to_string(info.data.seed)},
       {kDataStepKey, std::to_string(info.data.step)},
       {kDataSourceKey, info.data.source},
+      {kTrainingKey, info.training},
       {kChecksumKey, std::string(kChecksumDigits, '0')},
   };
   SafetensorsLayout layout;

@@ -49,6 +49,8 @@ struct CheckpointInfo {
   /// The run's RNG seed. Philox is counter-based, so (seed, step) is the whole RNG state.
   uint64_t seed = 0;
   DataPosition data;
+  /// The training configuration that wrote it (ProgramInfo::training); "" if not recorded.
+  std::string training;
 };
 
 /// One tensor of a checkpoint. `data` is the caller's memory of elements(shape) *

@@ -159,6 +159,7 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   JsonValue root = JsonValue::object();
   root.add("name", JsonValue::string(info.name));
   root.add("fingerprint", JsonValue::string(info.fingerprint));
+  root.add("training", JsonValue::string(info.training));
   root.add("target", JsonValue::string(d.target));
   root.add("defaultSteps", num(static_cast<double>(info.defaultSteps)));
   root.add("flopsPerStep", num(info.flopsPerStep));
@@ -226,6 +227,8 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
   ProgramInfo &info = d.info;
   info.name = r.str(root, "name");
   info.fingerprint = r.str(root, "fingerprint");
+  if (const JsonValue *t = root.find("training"); t && t->kind == JsonValue::Kind::kString)
+    info.training = t->text;  // optional: test descriptions and hand-written programs omit it
   d.target = r.str(root, "target");
   info.defaultSteps = r.integer(root, "defaultSteps");
   info.flopsPerStep = r.number(root, "flopsPerStep");

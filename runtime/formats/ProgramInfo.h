@@ -62,6 +62,9 @@ struct ProgramInfo {
   /// should cover everything that makes a checkpoint meaningless elsewhere: the parameters and
   /// state (names, shapes, dtypes) and the training configuration.
   std::string fingerprint;
+  /// The training configuration the step was compiled with (the effective step.config as
+  /// "key=value; ..."); checkpoints record it, so a resume says what changed. May be empty.
+  std::string training;
   std::vector<ParamSpec> params;
   std::vector<StateSpec> state;
   std::vector<InputSpec> inputs;

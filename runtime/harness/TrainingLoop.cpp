@@ -181,6 +181,35 @@ Status makeDirectories(const std::string &dir) {
   return {};
 }
 
+// The settings in which two training configurations ("key=value; key=value") differ, as
+// "key: old -> new" (a setting only one records: "(none)" on the other side).
+std::vector<std::string> trainingChanges(const std::string &before, const std::string &now) {
+  auto parse = [](const std::string &text) {
+    std::map<std::string, std::string> out;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find("; ", start);
+      std::string entry = text.substr(start, end == std::string::npos ? end : end - start);
+      size_t eq = entry.find('=');
+      if (eq != std::string::npos) out[entry.substr(0, eq)] = entry.substr(eq + 1);
+      if (end == std::string::npos) break;
+      start = end + 2;
+    }
+    return out;
+  };
+  std::vector<std::string> changes;
+  if (before.empty() || now.empty() || before == now) return changes;
+  std::map<std::string, std::string> a = parse(before), b = parse(now);
+  for (const auto &[key, value] : a) {
+    auto it = b.find(key);
+    std::string other = it == b.end() ? "(none)" : it->second;
+    if (other != value) changes.push_back(key + ": " + value + " -> " + other);
+  }
+  for (const auto &[key, value] : b)
+    if (!a.count(key)) changes.push_back(key + ": (none) -> " + value);
+  return changes;
+}
+
 // The first metric of a step that is not finite ("grad_norm is infinite"), or "". A finite loss
 // with a non-finite gradient norm means the update just made the parameters non-finite.
 std::string nonFiniteMetric(const StepMetrics &m) {
@@ -232,6 +261,7 @@ class CheckpointWriter {
     if (Status s = makeDirectories(options_.checkpointDir); !s.ok()) return s;
     CheckpointInfo ci;
     ci.fingerprint = info_.fingerprint;
+    ci.training = info_.training;
     ci.step = static_cast<uint64_t>(step);
     ci.seed = data_.seed();
     ci.data = {data_.seed(), static_cast<uint64_t>(step), data_.identity()};
@@ -325,6 +355,10 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
                            std::to_string(ci.step) + ")");
     reporter.note("resuming from " + path + " (step " + std::to_string(first) + ", seed " +
                   std::to_string(seed) + ")");
+    // Another training configuration (lr, schedule, clipping, SAM ...) keeps the state's layout
+    // and is allowed, but not silently: one line per setting that changed.
+    for (const std::string &change : trainingChanges(ci.training, info.training))
+      reporter.note("--resume: the training configuration changed: " + change);
   } else {
     if (!options.checkpointDir.empty()) {
       std::string path;

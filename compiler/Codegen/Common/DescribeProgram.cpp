@@ -7,6 +7,7 @@
 // is where their meaning is written down.
 //
 //===----------------------------------------------------------------------===//
+#include <functional>
 #include <map>
 
 #include "compiler/Codegen/Common/Passes.h"
@@ -16,6 +17,7 @@
 #include "dialects/step/IR/StepSpecs.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/Support/Format.h"
 #include "runtime/base/Init.h"
 #include "runtime/formats/ProgramDescription.h"
 
@@ -251,6 +253,33 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
                   static_cast<unsigned long long>(rt::hashName(os.str())));
     info.fingerprint = info.name + "-" + hex;
 
+    // The effective training configuration: @train_step was built from the model's step.config
+    // with the overrides written back into it (TrainConfig.h), printed entry by entry.
+    // Nested specs flatten to "optimizer.lr=0.001", so a resume names the one value that moved.
+    if (step::ConfigOp configOp = model.getConfigOp()) {
+      llvm::raw_string_ostream training(info.training);
+      bool first = true;
+      std::function<void(llvm::StringRef, mlir::Attribute)> add = [&](llvm::StringRef key,
+                                                                       mlir::Attribute value) {
+        if (auto dict = llvm::dyn_cast<mlir::DictionaryAttr>(value)) {
+          for (mlir::NamedAttribute e : dict)
+            add((key + "." + e.getName().getValue()).str(), e.getValue());
+          return;
+        }
+        training << (first ? "" : "; ") << key << "=";
+        first = false;
+        if (auto f = llvm::dyn_cast<mlir::FloatAttr>(value))
+          training << llvm::format("%.9g", f.getValueAsDouble());
+        else if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(value))
+          training << i.getInt();
+        else if (auto s = llvm::dyn_cast<mlir::StringAttr>(value))
+          training << s.getValue();
+        else
+          value.print(training);
+      };
+      for (mlir::NamedAttribute entry : configOp->getAttrDictionary())
+        add(entry.getName().getValue(), entry.getValue());
+    }
     auto config = train::resolveTrainConfig(model, {});
     if (succeeded(config) && config->schedule != "constant") info.defaultSteps = config->total;
     info.flopsPerStep = countFlops(train);
