@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Mutates the zoo's model files (deleted, duplicated and rewritten lines, injected tokens) and
-runs `stepc check` and `stepc compile --emit=train` on each mutant: every run must exit 0 or 1,
-and every exit 1 must print a located `file:line:col: error:`. Deterministic from the seed.
+runs `stepc check` and `stepc compile --emit=train` on each mutant, and a mutant that checks
+clean is compiled to a training executable too: every run must exit 0 or 1, and every exit 1
+must print an error located in the mutant (`FILE:LINE:COL: error:`). Deterministic from the seed.
 
-usage: fuzz_models.py STEPC SEED COUNT MODEL...
+usage: fuzz_models.py STEPC SEED COUNT MODEL[:CONFIG]...   (CONFIG: the model's --config)
 """
+import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -38,20 +41,35 @@ def mutate(rng, text):
 def main():
     stepc, seed, count, models = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
     rng = random.Random(seed)
-    sources = [open(m).read() for m in models]
-    bad = 0
+    specs = [m.rsplit(":", 1) if ":" in m else [m, ""] for m in models]
+    sources = [(open(path).read(), config) for path, config in specs]
+    bad = executables = 0
+    workdir = tempfile.mkdtemp()
     for it in range(count):
-        text = mutate(rng, rng.choice(sources))
+        source, config = rng.choice(sources)
+        text = mutate(rng, source)
+        flags = [f"--config={config}"] if config else []
         with tempfile.NamedTemporaryFile("w", suffix=".mlir") as f:
             f.write(text)
             f.flush()
-            for args in (["check", f.name], ["compile", f.name, "--emit=train", "-o", "/dev/null"]):
-                run = subprocess.run([stepc] + args, capture_output=True, text=True, timeout=60)
-                if run.returncode not in (0, 1) or (run.returncode == 1 and ": error: " not in run.stderr):
+            located = re.compile(re.escape(f.name) + r":\d+:\d+: error: ")
+            exe = os.path.join(workdir, f"m{it}")
+            runs = [["check", f.name], ["compile", f.name, "--emit=train", "-o", "/dev/null"]]
+            for i, args in enumerate(runs):
+                run = subprocess.run([stepc] + args + flags, capture_output=True, text=True,
+                                     timeout=300)
+                if run.returncode not in (0, 1) or (run.returncode == 1 and not located.search(run.stderr)):
                     bad += 1
-                    print(f"case {it} ({args[0]}): exit {run.returncode}\n{run.stderr[-500:]}\n--- input:\n{text}",
-                          file=sys.stderr)
+                    print(f"case {it} ({' '.join(args[:2])}): exit {run.returncode}\n"
+                          f"{run.stderr[-500:]}\n--- input:\n{text}", file=sys.stderr)
+                # What checks clean must also compile to an executable, or be refused where.
+                if i == 0 and run.returncode == 0:
+                    runs.append(["compile", f.name, "-o", exe])
+            if os.path.exists(exe):
+                executables += 1
+                os.unlink(exe)
     print(f"{count} mutants, {bad} bad runs")
+    print(f"{executables} compiled to executables", file=sys.stderr)
     return 1 if bad else 0
 
 
