@@ -162,7 +162,9 @@ void runDropout(step::DropoutOp op, Operands in, Tensor &out) {
   double scale = 1.0 / (1.0 - rate);
   const Tensor &x = *in[0];
   for (int64_t i = 0; i < x.numElements(); ++i)
-    out.data[i] = rt::uniform01(seed, stream, i) >= rate ? x.data[i] * scale : 0.0;
+    out.data[i] = rt::uniform01(seed, rt::rngStream(rt::RngPurpose::kDropout, stream), i) >= rate
+                      ? x.data[i] * scale
+                      : 0.0;
 }
 
 }  // namespace

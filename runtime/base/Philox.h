@@ -19,6 +19,19 @@ std::array<uint32_t, 4> philox4x32(uint64_t key, uint64_t counterHi, uint64_t co
 /// A uniform double in [0, 1) for (key, stream, index): one draw of 53 random bits.
 double uniform01(uint64_t key, uint64_t stream, uint64_t index);
 
+/// Who draws: each consumer of per-step randomness has its own streams, so for the same key
+/// and step a dropout mask never repeats the numbers that chose the batch's windows or labels.
+enum class RngPurpose : uint64_t {
+  kTokenWindows = 1,   // where each row's token window starts (Data.h, DataFile.h)
+  kClassification = 2, // the built-in classification set's labels and noise
+  kDropout = 3,        // dropout masks (the interpreter and the compiled step alike)
+};
+
+/// The stream of `purpose` for `step` (steps below 2^56): the purpose in the top byte.
+inline uint64_t rngStream(RngPurpose purpose, uint64_t step) {
+  return (static_cast<uint64_t>(purpose) << 56) ^ step;
+}
+
 /// A standard normal double for (key, stream, index) (Box–Muller on two uniforms). It uses the
 /// same Philox block as uniform01 with the same arguments: draw both at distinct indices.
 double standardNormal(uint64_t key, uint64_t stream, uint64_t index);

@@ -127,7 +127,7 @@ int64_t tokenWindowStart(int64_t length, int64_t seq, uint64_t seed, uint64_t st
   // Windows fit without wrapping when the stream holds seq + 1 tokens; a shorter stream is
   // read cyclically so any stream gives full windows.
   int64_t starts = length > seq ? length - seq : length;
-  double u = uniform01(seed, step, static_cast<uint64_t>(row));
+  double u = uniform01(seed, rngStream(RngPurpose::kTokenWindows, step), static_cast<uint64_t>(row));
   return std::min(static_cast<int64_t>(u * static_cast<double>(starts)), starts - 1);
 }
 
@@ -157,13 +157,16 @@ void sampleClassification(int64_t batch, int64_t features, int64_t classes, uint
   for (int64_t r = 0; r < batch; ++r) {
     uint64_t base = static_cast<uint64_t>(r) * static_cast<uint64_t>(features + 1);
     int64_t label = std::min(
-        static_cast<int64_t>(uniform01(seed, step, base) * static_cast<double>(classes)),
+        static_cast<int64_t>(uniform01(seed, rngStream(RngPurpose::kClassification, step), base) *
+                             static_cast<double>(classes)),
         classes - 1);
     labels[r] = static_cast<double>(label);
     for (int64_t f = 0; f < features; ++f) {
       double centre = kCentreScale * standardNormal(seed, centresStream(),
                                                     static_cast<uint64_t>(label * features + f));
-      x[r * features + f] = centre + kPointNoise * standardNormal(seed, step, base + 1 + f);
+      x[r * features + f] =
+          centre + kPointNoise * standardNormal(seed, rngStream(RngPurpose::kClassification, step),
+                                                base + 1 + f);
     }
   }
 }

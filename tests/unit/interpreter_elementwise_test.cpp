@@ -181,7 +181,7 @@ TEST_F(Elementwise, DropoutKeepsByPhiloxAndScales) {
   ASSERT_EQ(out.data.size(), size_t{kCount});
   int kept = 0;
   for (int i = 0; i < kCount; ++i) {
-    bool keep = rt::uniform01(7, 0, i) >= 0.25;
+    bool keep = rt::uniform01(7, rt::rngStream(rt::RngPurpose::kDropout, 0), i) >= 0.25;
     EXPECT_EQ(out.data[i], keep ? 1.0 / 0.75 : 0.0) << "element " << i;
     kept += out.data[i] != 0;
   }

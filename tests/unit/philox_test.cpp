@@ -73,4 +73,25 @@ TEST(StandardNormal, HasMeanZeroAndVarianceOne) {
 }
 
 }  // namespace
+// Each consumer of per-step randomness has its own streams: for the same key, step and index,
+// token windows, the classification set and dropout masks draw different numbers (they used to
+// share (key, step), so a dropout seed equal to the run's seed repeated the batch's draws).
+TEST(Philox, PurposesNeverShareAStream) {
+  for (uint64_t step : {0ull, 1ull, 12345ull}) {
+    uint64_t w = rngStream(RngPurpose::kTokenWindows, step);
+    uint64_t c = rngStream(RngPurpose::kClassification, step);
+    uint64_t d = rngStream(RngPurpose::kDropout, step);
+    EXPECT_NE(w, c);
+    EXPECT_NE(w, d);
+    EXPECT_NE(c, d);
+    EXPECT_NE(w, step);  // nor the plain step counter other draws are keyed by
+    for (uint64_t i = 0; i < 8; ++i) {
+      EXPECT_NE(uniform01(3, w, i), uniform01(3, d, i));
+      EXPECT_NE(uniform01(3, c, i), uniform01(3, d, i));
+    }
+  }
+  // The step stays readable in the low bits: consecutive steps are consecutive streams.
+  EXPECT_EQ(rngStream(RngPurpose::kDropout, 5) - rngStream(RngPurpose::kDropout, 4), 1u);
+}
+
 }  // namespace stepc::rt

@@ -13,6 +13,7 @@
 #include "compiler/Conversion/StepToLinalg/LoweringUtils.h"
 #include "compiler/Conversion/StepToLinalg/Patterns.h"
 #include "dialects/step/IR/StepDialect.h"
+#include "runtime/base/Philox.h"
 
 namespace stepc::lowering {
 namespace {
@@ -87,7 +88,13 @@ struct DropoutLowering : mlir::OpRewritePattern<step::DropoutOp> {
             index = b.create<ar::AddIOp>(
                 loc, b.create<ar::MulIOp>(loc, index, i64c(b, loc, shape[d])), i);
           }
-          Value stream = args.size() > 1 ? args[1] : i64c(b, loc, 0);
+          // The dropout purpose's streams (runtime/base/Philox.h: rngStream), so masks never
+          // repeat the numbers that drew the batch.
+          Value step = args.size() > 1 ? args[1] : i64c(b, loc, 0);
+          Value stream = b.create<ar::XOrIOp>(
+              loc, step,
+              i64c(b, loc,
+                   rt::rngStream(rt::RngPurpose::kDropout, 0)));
           auto [w0, w1] = philox(b, loc, seed, stream, index);
           Value bits = b.create<ar::ShRUIOp>(
               loc,
