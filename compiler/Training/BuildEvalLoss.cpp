@@ -24,8 +24,14 @@ struct BuildEvalLossPass : impl::BuildEvalLossBase<BuildEvalLossPass> {
       module.emitError("expected one step.model and its func @train_step (the `train` stage)");
       return signalPassFailure();
     }
-    if (failed(buildLossFunction(module, models.front(), "eval_loss", /*differentiate=*/false)))
-      signalPassFailure();
+    auto eval = buildLossFunction(module, models.front(), "eval_loss", /*differentiate=*/false);
+    if (failed(eval)) return signalPassFailure();
+    // Evaluation is inference: dropout is the identity (its masks are a training-time
+    // regulariser; drawing one would also tie the loss to an arbitrary step's mask).
+    eval->walk([](step::DropoutOp dropout) {
+      dropout.getResult().replaceAllUsesWith(dropout.getInput());
+      dropout.erase();
+    });
   }
 };
 

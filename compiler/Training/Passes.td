@@ -50,7 +50,8 @@ def BuildEvalLoss : Pass<"step-build-eval-loss", "mlir::ModuleOp"> {
     func.func @eval_loss(%params..., %batch...) -> tensor<f32>
     ```
 
-    the forward pass and the loss only: no gradients, no update, parameters read, not written.
+    the forward pass and the loss only: no gradients, no update, parameters read, not written,
+    and no dropout (evaluation is inference).
     `NAME eval` runs it batch after batch. Arguments carry the same `step.role` / `step.name`
     attributes as @train_step's. A module that has @eval_loss already keeps it (the pass is
     idempotent, so a dump can be advanced again).

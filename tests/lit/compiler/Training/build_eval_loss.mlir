@@ -6,6 +6,14 @@
 // RUN: %stepc-opt %t --step-build-eval-loss | FileCheck %s
 // RUN: %stepc-opt %t --step-build-eval-loss | %stepc-opt --step-build-eval-loss | FileCheck %s --check-prefix=AGAIN
 // RUN: %stepc-opt %s -split-input-file --step-build-eval-loss -verify-diagnostics
+// Evaluation is inference: a model's dropout is in @train_step, not in @eval_loss.
+// RUN: %stepc compile %inputs/dropout_model.mlir --emit=train -o %t.drop
+// RUN: %stepc-opt %t.drop --step-build-eval-loss | FileCheck %s --check-prefix=DROPOUT
+// DROPOUT: func.func @train_step(
+// DROPOUT: step.dropout
+// DROPOUT-LABEL: func.func @eval_loss(
+// DROPOUT-NOT: step.dropout
+// DROPOUT: return
 
 // CHECK-LABEL: func.func @eval_loss(
 // CHECK-SAME: %[[W1:arg[0-9]+]]: tensor<8x16xf32> {step.name = "w1", step.role = "param"}
