@@ -163,6 +163,7 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   root.add("target", JsonValue::string(d.target));
   root.add("defaultSteps", num(static_cast<double>(info.defaultSteps)));
   root.add("flopsPerStep", num(info.flopsPerStep));
+  root.add("executedFlopsPerStep", num(info.executedFlopsPerStep));
   root.add("plannedBytes", num(static_cast<double>(info.plannedBytes)));
   root.add("kernelCount", num(static_cast<double>(info.kernelCount)));
   JsonValue extra = JsonValue::array();
@@ -232,6 +233,8 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
   d.target = r.str(root, "target");
   info.defaultSteps = r.integer(root, "defaultSteps");
   info.flopsPerStep = r.number(root, "flopsPerStep");
+  if (const JsonValue *e = root.find("executedFlopsPerStep"); e && e->isNumber())
+    info.executedFlopsPerStep = std::strtod(e->text.c_str(), nullptr);
   info.plannedBytes = r.integer(root, "plannedBytes");
   info.kernelCount = r.integer(root, "kernelCount");
   if (const JsonValue *a = r.member(root, "extraMetrics", JsonValue::Kind::kArray))

@@ -73,7 +73,8 @@ struct ProgramInfo {
   /// Steps `train` runs when --steps is not given (e.g. the schedule's total); 0: 1000.
   int64_t defaultSteps = 0;
   /// Floating-point operations of one step, for `info` (0 if unknown).
-  double flopsPerStep = 0;
+  double flopsPerStep = 0;          // model FLOPs: 3 x the forward's contractions (MFU's)
+  double executedFlopsPerStep = 0;  // all the compiled step computes (SAM, recompute); 0: unknown
   /// Bytes of working memory the step plans for, for `info` (0 if unknown).
   int64_t plannedBytes = 0;
   /// Kernels of the compiled step, for `info` (0 if unknown).

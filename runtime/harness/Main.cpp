@@ -96,8 +96,12 @@ std::string infoText(const StepProgram &program) {
   for (const InputSpec &in : info.inputs)
     text += "  " + in.name + " " + formatShape(in.shape) + " " + dtypeName(in.dtype) + " = " +
             sourceText(in, scratch) + "\n";
+  // Model FLOPs (3 x the forward's contractions: what MFU is taken against), then everything
+  // the step executes (SAM's second pass, recomputation and elementwise work included).
   text += "FLOPs per step " +
           (info.flopsPerStep > 0 ? formatCount(info.flopsPerStep) : std::string("unknown")) + "\n";
+  if (info.executedFlopsPerStep > 0)
+    text += "executed FLOPs per step " + formatCount(info.executedFlopsPerStep) + "\n";
   text += "planned memory " +
           (info.plannedBytes > 0 ? formatBytes(static_cast<double>(info.plannedBytes))
                                  : std::string("unknown")) +

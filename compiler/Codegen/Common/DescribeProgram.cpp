@@ -44,9 +44,9 @@ int64_t elements(mlir::Type type) {
 }
 
 // Floating-point operations of `fn`: contractions and convolutions exactly (2 per
-// multiply-add), every other tensor op one per result element; repeat bodies count once per
-// iteration.
-double countFlops(mlir::func::FuncOp fn) {
+// multiply-add), every other tensor op one per result element unless `contractionsOnly`; repeat
+// bodies count once per iteration.
+double countFlops(mlir::func::FuncOp fn, bool contractionsOnly) {
   double total = 0;
   fn.walk([&](mlir::Operation *op) {
     if (!llvm::isa<step::StepDialect>(op->getDialect()) || op->getNumResults() == 0) return;
@@ -54,31 +54,27 @@ double countFlops(mlir::func::FuncOp fn) {
     for (mlir::Operation *p = op->getParentOp(); p && p != fn; p = p->getParentOp())
       if (auto repeat = llvm::dyn_cast<step::RepeatOp>(p)) times *= repeat.getCount();
     double out = static_cast<double>(elements(op->getResult(0).getType()));
-    double flops = out;
     auto lastDim = [](mlir::Value v, int fromEnd) {
       auto t = llvm::cast<mlir::RankedTensorType>(v.getType());
       return static_cast<double>(t.getDimSize(t.getRank() - fromEnd));
     };
+    // A convolution's work: 2 · (output positions B·S') · (weight elements K·Cin/g·Cout), the
+    // same for the forward and both gradients; `outputs` is its [B, S', Cout] tensor.
+    auto convolution = [&](mlir::Value outputs, mlir::Value weight) {
+      return 2 * static_cast<double>(elements(outputs.getType())) / lastDim(outputs, 1) *
+             static_cast<double>(elements(weight.getType()));
+    };
+    double flops = contractionsOnly ? 0 : out;
     if (auto mm = llvm::dyn_cast<step::MatmulOp>(op))
       flops = 2 * out * lastDim(mm.getLhs(), mm.getTransposeLhs() ? 2 : 1);
     else if (auto bmm = llvm::dyn_cast<step::BatchMatmulOp>(op))
       flops = 2 * out * lastDim(bmm.getLhs(), bmm.getTransposeLhs() ? 2 : 1);
-    else if (llvm::isa<step::Conv1dOp, step::Conv1dGradInputOp, step::Conv1dGradWeightOp>(op)) {
-      // 2 · (output positions · output channels) · (taps · input channels per group); the three
-      // convolutions each do that much work, whichever of them this is.
-      double biggest = 0, weight = 0;
-      llvm::SmallVector<mlir::Value> values(op->getOperands());
-      values.append(op->getResults().begin(), op->getResults().end());
-      for (mlir::Value v : values) {
-        double n = static_cast<double>(elements(v.getType()));
-        auto t = llvm::cast<mlir::RankedTensorType>(v.getType());
-        if (t.getRank() == 3 && n > biggest) biggest = n;
-      }
-      mlir::Value w = llvm::isa<step::Conv1dGradWeightOp>(op) ? op->getResult(0) : op->getOperand(1);
-      weight = static_cast<double>(elements(w.getType()));
-      double channelsOut = lastDim(w, 1);
-      flops = 2 * biggest * weight / channelsOut;
-    }
+    else if (auto conv = llvm::dyn_cast<step::Conv1dOp>(op))
+      flops = convolution(conv.getResult(), conv.getWeight());
+    else if (auto gi = llvm::dyn_cast<step::Conv1dGradInputOp>(op))
+      flops = convolution(gi.getGrad(), gi.getWeight());
+    else if (auto gw = llvm::dyn_cast<step::Conv1dGradWeightOp>(op))
+      flops = convolution(gw.getGrad(), gw.getResult());
     total += flops * times;
   });
   return total;
@@ -282,7 +278,12 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
     }
     auto config = train::resolveTrainConfig(model, {});
     if (succeeded(config) && config->schedule != "constant") info.defaultSteps = config->total;
-    info.flopsPerStep = countFlops(train);
+    // Model FLOPs (the PaLM / llm.c definition MFU uses): the forward's contractions three
+    // times (forward, and the backward's two GEMMs per forward GEMM), on the whole batch; no
+    // SAM second pass, no recomputation, no elementwise work. Executed FLOPs: everything the
+    // compiled @train_step computes.
+    info.flopsPerStep = 3 * countFlops(eval, /*contractionsOnly=*/true);
+    info.executedFlopsPerStep = countFlops(train, /*contractionsOnly=*/false);
     return mlir::success();
   }
 };

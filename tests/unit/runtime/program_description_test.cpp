@@ -18,6 +18,7 @@ ProgramDescription sample() {
   d.info.name = "toy";
   d.info.fingerprint = "toy-1";
   d.info.flopsPerStep = 123.5;
+  d.info.executedFlopsPerStep = 456.25;
   d.info.kernelCount = 4;
   d.info.kernelNames = {"kernel_0_generic [2xf32]", "gemm NN = [1x2xf32]"};
   d.info.extraMetrics = {"sam_loss"};
@@ -60,6 +61,7 @@ TEST(ProgramDescription, RoundTrips) {
   EXPECT_EQ(out.info.name, "toy");
   EXPECT_EQ(out.info.fingerprint, "toy-1");
   EXPECT_EQ(out.info.flopsPerStep, 123.5);
+  EXPECT_EQ(out.info.executedFlopsPerStep, 456.25);
   EXPECT_EQ(out.info.kernelCount, 4);
   EXPECT_EQ(out.info.kernelNames, in.info.kernelNames);
   EXPECT_EQ(out.info.params.at(0).init.mean, -1.25);
