@@ -13,3 +13,21 @@ def mlir_tblgen(name, td_file, td_srcs, outs):
                    "$(location %s) -o $@") % (LLVM_ROOT, flag, LLVM_ROOT, td_file, td_file),
         )
     native.filegroup(name = name, srcs = outs.values())
+
+def pass_library(name, group, srcs, hdrs = [], deps = []):
+    """A package's passes: its Passes.td through -gen-pass-decls (registerStep<group>Passes()),
+    and the cc_library of its sources with Passes.h and the generated Passes.h.inc, included as
+    "<package>/Passes.h.inc"."""
+    mlir_tblgen(
+        name = "passes_inc",
+        td_file = "Passes.td",
+        td_srcs = [],
+        outs = {"-gen-pass-decls -name " + group: "Passes.h.inc"},
+    )
+    native.cc_library(
+        name = name,
+        srcs = srcs,
+        hdrs = hdrs + ["Passes.h", ":Passes.h.inc"],
+        include_prefix = native.package_name(),
+        deps = deps,
+    )

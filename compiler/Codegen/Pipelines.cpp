@@ -46,48 +46,6 @@ const TargetInfo kTargets[] = {
      false},
 };
 
-const Stage kStages[] = {
-    {"model", "the user's graph: step ops on static-shaped tensors with declarations, loss and "
-              "config",
-     kAll, StageKind::IR, "", "mlir"},
-    {"train", "+ func @train_step(params, optimizer state, batch, step) -> (params', state', "
-              "metrics): forward, backward, SAM, clipping, LR schedule and optimizer in one "
-              "function",
-     kAll, StageKind::IR, "stepc-train", "mlir"},
-    {"linalg", "+ func @eval_loss and the step.program description (what each buffer is); both "
-               "functions lowered to linalg/tensor/arith/math/scf",
-     kAll, StageKind::IR, "stepc-linalg", "mlir"},
-    {"kernels", "elementwise ops fused into their consumers (elementwise ops and reductions); "
-                "each linalg op left is one kernel",
-     kAll, StageKind::IR, "stepc-kernels", "mlir"},
-    {"buffers", "bufferized: memrefs, results written to caller-owned out-parameters, every "
-                "temporary at a fixed offset of one arena; each kernel outlined into a "
-                "@kernel_N function, so @train_step is the host plan",
-     kAll, StageKind::IR, "stepc-buffers", "mlir"},
-    {"plan", "(a view) the host plan at `buffers`: the ordered kernel calls, GEMMs, copies and "
-             "loops, each buffer named by where it lives",
-     kAll, StageKind::View, "", "txt"},
-    {"gpu", "(cuda, cuda-emulated) the kernels as gpu.func in gpu.module @stepc_kernels, tiles "
-            "to blocks and elements to threads; calls as gpu.launch_func",
-     kCuda | kEmulated, StageKind::IR, "stepc-gpu", "mlir"},
-    {"ptx", "(cuda; a view) the kernels' PTX for --gpu-arch, through NVVM and LLVM's NVPTX "
-            "backend",
-     kCuda, StageKind::View, "stepc-ptx", "ptx"},
-    {"emulated", "(cuda-emulated) block reductions lowered to shuffles and barriers as for the "
-                 "GPU, then each launch a loop over blocks and lock-step threads on the CPU",
-     kEmulated, StageKind::IR, "stepc-emulated", "mlir"},
-    {"llvm", "the LLVM dialect: loops, bare-pointer calls, packed entry points stepc_train_step / "
-             "stepc_eval_loss and the embedded @stepc_program_description",
-     kCpu | kEmulated, StageKind::IR, "stepc-cpu-llvm", "mlir"},
-    {"llvm", "(cuda) the CUDA step's host module in the LLVM dialect: the kernels embedded as "
-             "cubin and PTX, launched through MLIR's GPU runtime ABI, entry points "
-             "stepc_cuda_train_step / stepc_cuda_eval_loss",
-     kCuda, StageKind::IR, "stepc-cuda-llvm", "mlir"},
-};
-
-bool has(const Stage &stage, Target target) {
-  return stage.targets & (1u << static_cast<unsigned>(target));
-}
 
 // ---- The pipelines. Each builder appends one stage's passes, from the stage before it.
 
@@ -188,18 +146,60 @@ struct GpuArchOptions : mlir::PassPipelineOptions<GpuArchOptions> {
                               llvm::cl::init("sm_90")};
 };
 
-void buildStage(const Stage &stage, mlir::OpPassManager &pm, const StageOptions &options) {
-  llvm::StringRef name = stage.pipeline;
-  if (name == "stepc-train") pm.addPass(train::createBuildTrainStep(options.train));
-  else if (name == "stepc-linalg") buildLinalg(pm);
-  else if (name == "stepc-kernels") buildKernels(pm);
-  else if (name == "stepc-buffers") buildBuffers(pm);
-  else if (name == "stepc-gpu") buildGpu(pm, options.gpuArch);
-  else if (name == "stepc-ptx") buildPtx(pm, options.gpuArch);
-  else if (name == "stepc-emulated") buildEmulated(pm);
-  else if (name == "stepc-cpu-llvm") buildCpuLLVM(pm);
-  else if (name == "stepc-cuda-llvm") buildCudaLLVM(pm, options.gpuArch);
-  else llvm::report_fatal_error("stepc: internal error: stage without a pipeline");
+// The table's builders: a stage's pipeline from the options it reads.
+void stageTrain(mlir::OpPassManager &pm, const StageOptions &options) {
+  pm.addPass(train::createBuildTrainStep(options.train));
+}
+template <void (*Build)(mlir::OpPassManager &)>
+void stage(mlir::OpPassManager &pm, const StageOptions &) {
+  Build(pm);
+}
+template <void (*Build)(mlir::OpPassManager &, llvm::StringRef)>
+void stageForArch(mlir::OpPassManager &pm, const StageOptions &options) {
+  Build(pm, options.gpuArch);
+}
+
+const Stage kStages[] = {
+    {"model", "the user's graph: step ops on static-shaped tensors with declarations, loss and "
+              "config",
+     kAll, StageKind::IR, "", "mlir", nullptr},
+    {"train", "+ func @train_step(params, optimizer state, batch, step) -> (params', state', "
+              "metrics): forward, backward, SAM, clipping, LR schedule and optimizer in one "
+              "function",
+     kAll, StageKind::IR, "stepc-train", "mlir", stageTrain},
+    {"linalg", "+ func @eval_loss and the step.program description (what each buffer is); both "
+               "functions lowered to linalg/tensor/arith/math/scf",
+     kAll, StageKind::IR, "stepc-linalg", "mlir", stage<buildLinalg>},
+    {"kernels", "elementwise ops fused into their consumers (elementwise ops and reductions); "
+                "each linalg op left is one kernel",
+     kAll, StageKind::IR, "stepc-kernels", "mlir", stage<buildKernels>},
+    {"buffers", "bufferized: memrefs, results written to caller-owned out-parameters, every "
+                "temporary at a fixed offset of one arena; each kernel outlined into a "
+                "@kernel_N function, so @train_step is the host plan",
+     kAll, StageKind::IR, "stepc-buffers", "mlir", stage<buildBuffers>},
+    {"plan", "(a view) the host plan at `buffers`: the ordered kernel calls, GEMMs, copies and "
+             "loops, each buffer named by where it lives",
+     kAll, StageKind::View, "", "txt", nullptr},
+    {"gpu", "(cuda, cuda-emulated) the kernels as gpu.func in gpu.module @stepc_kernels, tiles "
+            "to blocks and elements to threads; calls as gpu.launch_func",
+     kCuda | kEmulated, StageKind::IR, "stepc-gpu", "mlir", stageForArch<buildGpu>},
+    {"ptx", "(cuda; a view) the kernels' PTX for --gpu-arch, through NVVM and LLVM's NVPTX "
+            "backend",
+     kCuda, StageKind::View, "stepc-ptx", "ptx", stageForArch<buildPtx>},
+    {"emulated", "(cuda-emulated) block reductions lowered to shuffles and barriers as for the "
+                 "GPU, then each launch a loop over blocks and lock-step threads on the CPU",
+     kEmulated, StageKind::IR, "stepc-emulated", "mlir", stage<buildEmulated>},
+    {"llvm", "the LLVM dialect: loops, bare-pointer calls, packed entry points stepc_train_step / "
+             "stepc_eval_loss and the embedded @stepc_program_description",
+     kCpu | kEmulated, StageKind::IR, "stepc-cpu-llvm", "mlir", stage<buildCpuLLVM>},
+    {"llvm", "(cuda) the CUDA step's host module in the LLVM dialect: the kernels embedded as "
+             "cubin and PTX, launched through MLIR's GPU runtime ABI, entry points "
+             "stepc_cuda_train_step / stepc_cuda_eval_loss",
+     kCuda, StageKind::IR, "stepc-cuda-llvm", "mlir", stageForArch<buildCudaLLVM>},
+};
+
+bool has(const Stage &stage, Target target) {
+  return stage.targets & (1u << static_cast<unsigned>(target));
 }
 
 }  // namespace
@@ -259,9 +259,9 @@ std::string describeStages() {
 mlir::LogicalResult runStage(const Stage &stage, mlir::ModuleOp module,
                              const StageOptions &options, std::string *view) {
   llvm::StringRef name = stage.name;
-  if (name == "model") return mlir::success();
-  if (name == "plan") {
-    llvm::raw_string_ostream os(*view);
+  if (!stage.build) {
+    if (stage.kind == StageKind::IR) return mlir::success();  // `model`: nothing to run
+    llvm::raw_string_ostream os(*view);                       // `plan`: a printer, no passes
     return printPlan(module, os);
   }
   if (name == "ptx" || (name == "llvm" && options.target == Target::CUDA))
@@ -274,7 +274,7 @@ mlir::LogicalResult runStage(const Stage &stage, mlir::ModuleOp module,
   }
   registerCodegenPipelines();
   mlir::PassManager pm(module.getContext());
-  buildStage(stage, pm, options);
+  stage.build(pm, options);
   if (failed(pm.run(target))) return mlir::failure();
   if (name != "ptx") return mlir::success();
   mlir::FailureOr<std::string> ptx = extractPtx(target);

@@ -76,8 +76,10 @@ struct Stage {
   const char *description;  // --help
   unsigned targets;         // bit (1 << Target) for each target that has the stage
   StageKind kind;
-  const char *pipeline;     // the registered pipeline; "" for `model` (nothing to run)
+  const char *pipeline;     // the registered pipeline; "" for `model` and `plan`
   const char *extension;    // of the dump: "mlir" for IR stages
+  /// Appends the stage's passes (null: nothing to run, e.g. `model`, the `plan` view).
+  void (*build)(mlir::OpPassManager &, const StageOptions &);
 };
 
 /// The stages of `target`, in pipeline order.

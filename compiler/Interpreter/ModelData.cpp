@@ -1,6 +1,9 @@
 //===- ModelData.cpp - parameters and inputs of a model for the interpreter ===//
 #include "compiler/Interpreter/ModelData.h"
 
+#include <memory>
+#include <mutex>
+
 #include "compiler/Interpreter/TensorUtils.h"
 #include "dialects/step/IR/StepSpecs.h"
 #include "runtime/harness/BatchSource.h"
@@ -84,10 +87,29 @@ std::map<std::string, std::vector<Tensor>> sampleModelInputs(step::ModelOp model
     specs.push_back(inputSpecOf(input));
   });
   std::map<std::string, std::vector<Tensor>> inputs;
-  rt::BatchSource source;
-  if (rt::Status s = rt::BatchSource::open(specs, "", seed, source); !s.ok()) {
-    mlir::emitError(model.getLoc()) << "the built-in data: " << s.message();
-    return inputs;
+  // Opening a source generates the 1 MiB built-in corpus; callers draw step after step of the
+  // same model (InterpretedTrainer), so the last source opened is kept.
+  static std::mutex mutex;
+  static std::string lastKey;
+  static std::shared_ptr<const rt::BatchSource> last;  // fill() is const: shared, not copied
+  std::string key = std::to_string(seed);
+  for (const rt::InputSpec &spec : specs)
+    key += ";" + spec.name + ":" + std::to_string(static_cast<int>(spec.source)) + ":" +
+           rt::formatShape(spec.shape) + ":" + std::to_string(spec.vocab) + ":" +
+           std::to_string(spec.classes);
+  std::shared_ptr<const rt::BatchSource> source;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (key != lastKey) {
+      auto opened = std::make_shared<rt::BatchSource>();
+      if (rt::Status s = rt::BatchSource::open(specs, "", seed, *opened); !s.ok()) {
+        mlir::emitError(model.getLoc()) << "the built-in data: " << s.message();
+        return inputs;
+      }
+      last = std::move(opened);
+      lastKey = key;
+    }
+    source = last;
   }
   // Two buffers per input (StepProgram.h): tokens and targets, or features and labels.
   std::vector<std::vector<int32_t>> ints;
@@ -111,7 +133,7 @@ std::map<std::string, std::vector<Tensor>> sampleModelInputs(step::ModelOp model
       batch.push_back({second, rt::DType::kI32, {spec.shape[0]}, ints.back().data()});
     }
   }
-  if (rt::Status s = source.fill(step, batch); !s.ok()) {
+  if (rt::Status s = source->fill(step, batch); !s.ok()) {
     mlir::emitError(model.getLoc()) << "the built-in data: " << s.message();
     return {};
   }

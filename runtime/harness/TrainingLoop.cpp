@@ -20,9 +20,6 @@
 namespace stepc::rt {
 namespace {
 
-Status selectDevice(StepProgram &program, const std::string &device) {
-  return program.selectDevice(device);
-}
 
 constexpr const char *kCheckpointPrefix = "checkpoint-";
 constexpr const char *kCheckpointSuffix = ".safetensors";
@@ -383,7 +380,7 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
                          "', this run reads '" + data.identity() +
                          "'; resume with the same --data (a resumed run must see the same "
                          "batches)");
-  if (Status s = selectDevice(program, options.device); !s.ok()) return s.withContext("--device");
+  if (Status s = program.selectDevice(options.device); !s.ok()) return s.withContext("--device");
   if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
 
   CheckpointWriter checkpoints(options, info, buffers, data, reporter);
@@ -478,7 +475,7 @@ Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLo
   BatchSource data;
   if (Status s = BatchSource::open(info.inputs, options.data, options.seed, data); !s.ok())
     return s;
-  if (Status s = selectDevice(program, options.device); !s.ok()) return s.withContext("--device");
+  if (Status s = program.selectDevice(options.device); !s.ok()) return s.withContext("--device");
   if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
   double sum = 0;
   for (int64_t b = 0; b < options.batches; ++b) {

@@ -217,16 +217,20 @@ void printOperandsAttrsTypes(mlir::OpAsmPrinter &printer, mlir::Operation *op,
 
 namespace {
 
-mlir::ParseResult parseDimSum(mlir::OpAsmParser &parser, int64_t &value);
+// Recursive descent over `sum := product (+ product)*`, `product := term (* term)*`,
+// `term := integer | dim | ( sum )`; each rule also appends itself to `program` (postfix) when
+// one is given, so the expression can be evaluated again with other dim values.
+mlir::ParseResult parseDimSum(mlir::OpAsmParser &parser, int64_t &value, DimProgram *program);
 
-mlir::ParseResult parseDimTerm(mlir::OpAsmParser &parser, int64_t &value) {
+mlir::ParseResult parseDimTerm(mlir::OpAsmParser &parser, int64_t &value, DimProgram *program) {
   llvm::SMLoc loc = parser.getCurrentLocation();
   if (succeeded(parser.parseOptionalLParen()))
-    return mlir::failure(parseDimSum(parser, value) || parser.parseRParen());
+    return mlir::failure(parseDimSum(parser, value, program) || parser.parseRParen());
   mlir::OptionalParseResult integer = parser.parseOptionalInteger(value);
   if (integer.has_value()) {
     if (failed(*integer)) return mlir::failure();
     if (value > kMaxElements) return parser.emitError(loc) << "dimension " << value << " exceeds 2^48";
+    if (program) program->push_back({DimStep::kInteger, value, ""});
     return mlir::success();
   }
   llvm::StringRef name;
@@ -238,38 +242,62 @@ mlir::ParseResult parseDimTerm(mlir::OpAsmParser &parser, int64_t &value) {
     return parser.emitError(loc) << "unknown dim '" << name << "'; the model declares "
                                  << ParseScope::dimNames();
   value = *dim;
+  if (program) program->push_back({DimStep::kDim, 0, name.str()});
   return mlir::success();
 }
 
-mlir::ParseResult parseDimProduct(mlir::OpAsmParser &parser, int64_t &value) {
-  if (parseDimTerm(parser, value)) return mlir::failure();
+mlir::ParseResult parseDimProduct(mlir::OpAsmParser &parser, int64_t &value, DimProgram *program) {
+  if (parseDimTerm(parser, value, program)) return mlir::failure();
   while (succeeded(parser.parseOptionalStar())) {
     llvm::SMLoc loc = parser.getCurrentLocation();
     int64_t rhs;
-    if (parseDimTerm(parser, rhs)) return mlir::failure();
+    if (parseDimTerm(parser, rhs, program)) return mlir::failure();
     if (llvm::MulOverflow(value, rhs, value) || value > kMaxElements)
       return parser.emitError(loc) << "dimension expression exceeds 2^48";
+    if (program) program->push_back({DimStep::kMultiply, 0, ""});
   }
   return mlir::success();
 }
 
-mlir::ParseResult parseDimSum(mlir::OpAsmParser &parser, int64_t &value) {
-  if (parseDimProduct(parser, value)) return mlir::failure();
+mlir::ParseResult parseDimSum(mlir::OpAsmParser &parser, int64_t &value, DimProgram *program) {
+  if (parseDimProduct(parser, value, program)) return mlir::failure();
   while (succeeded(parser.parseOptionalPlus())) {
     llvm::SMLoc loc = parser.getCurrentLocation();
     int64_t rhs;
-    if (parseDimProduct(parser, rhs)) return mlir::failure();
+    if (parseDimProduct(parser, rhs, program)) return mlir::failure();
     if (llvm::AddOverflow(value, rhs, value) || value > kMaxElements)
       return parser.emitError(loc) << "dimension expression exceeds 2^48";
+    if (program) program->push_back({DimStep::kAdd, 0, ""});
   }
   return mlir::success();
 }
 
 }  // namespace
 
-mlir::ParseResult parseDimExpr(mlir::OpAsmParser &parser, int64_t &value) {
-  return parseDimSum(parser, value);
+mlir::ParseResult parseDimExpr(mlir::OpAsmParser &parser, int64_t &value, DimProgram *program) {
+  return parseDimSum(parser, value, program);
 }
+
+std::optional<int64_t> evaluateDimProgram(const DimProgram &program,
+                                          const std::map<std::string, int64_t> &dims) {
+  llvm::SmallVector<int64_t> stack;
+  for (const DimStep &step : program) {
+    if (step.kind == DimStep::kInteger || step.kind == DimStep::kDim) {
+      auto it = dims.find(step.name);
+      if (step.kind == DimStep::kDim && it == dims.end()) return std::nullopt;
+      stack.push_back(step.kind == DimStep::kInteger ? step.value : it->second);
+      continue;
+    }
+    if (stack.size() < 2) return std::nullopt;
+    int64_t rhs = stack.pop_back_val(), &lhs = stack.back();
+    bool overflow = step.kind == DimStep::kMultiply ? llvm::MulOverflow(lhs, rhs, lhs)
+                                                    : llvm::AddOverflow(lhs, rhs, lhs);
+    if (overflow || lhs > kMaxElements) return std::nullopt;
+  }
+  if (stack.size() != 1) return std::nullopt;
+  return stack.front();
+}
+
 
 mlir::ParseResult parseShapeAndDtype(mlir::OpAsmParser &parser, mlir::RankedTensorType &type) {
   llvm::SmallVector<int64_t> shape;

@@ -10,7 +10,9 @@
 #define STEPC_DIALECTS_STEP_IR_STEPASM_H
 
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "mlir/IR/OpImplementation.h"
 
@@ -60,8 +62,23 @@ void printOperandsAttrsTypes(mlir::OpAsmPrinter &printer, mlir::Operation *op,
 /// True when `op` is nested in a `step.model` (where the printer leaves types out).
 bool isInsideModel(mlir::Operation *op);
 
+/// A parsed dimension expression in postfix form, to evaluate again with other dim values (a dim
+/// declared from others follows a configuration or --dim that changes them).
+struct DimStep {
+  enum Kind { kInteger, kDim, kMultiply, kAdd } kind;
+  int64_t value;     // kInteger
+  std::string name;  // kDim
+};
+using DimProgram = std::vector<DimStep>;
+
 /// Parses a dimension expression: integers and named dims combined with `*`, `+` and parens.
-mlir::ParseResult parseDimExpr(mlir::OpAsmParser &parser, int64_t &value);
+/// With `program`, also appends the expression to it.
+mlir::ParseResult parseDimExpr(mlir::OpAsmParser &parser, int64_t &value,
+                               DimProgram *program = nullptr);
+
+/// The value of `program` with `dims`; nullopt when it names a dim `dims` lacks, or overflows.
+std::optional<int64_t> evaluateDimProgram(const DimProgram &program,
+                                          const std::map<std::string, int64_t> &dims);
 
 /// Parses `[d0, d1, ...] dtype` into a ranked tensor type.
 mlir::ParseResult parseShapeAndDtype(mlir::OpAsmParser &parser, mlir::RankedTensorType &type);

@@ -8,11 +8,9 @@
 #include "dialects/step/IR/StepDialect.h"
 #include "dialects/step/IR/StepSpecs.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <functional>
 #include <map>
-#include <cctype>
 #include "mlir/IR/Builders.h"
 
 #define GET_OP_CLASSES
@@ -131,73 +129,6 @@ STEP_TENSOR_OP_ASM(DropoutOp)
 // step.model
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-// Evaluates the source text of a dim expression (integers, named dims, `*`, `+` and
-// parentheses: what parseDimExpr accepted) with `dims`. A dim declared from others (`H = 4 * F`)
-// is evaluated again once a configuration or --dim has set the dims it reads, so it follows
-// them. nullopt: an unknown name or an overflow (the caller reports it where the dim stands).
-class DimTextEvaluator {
- public:
-  DimTextEvaluator(llvm::StringRef text, const std::map<std::string, int64_t> &dims)
-      : text_(text), dims_(dims) {}
-  std::optional<int64_t> evaluate() {
-    std::optional<int64_t> v = sum();
-    skipSpace();
-    return pos_ == text_.size() ? v : std::nullopt;
-  }
-
- private:
-  void skipSpace() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-    if (text_.substr(pos_).starts_with("//")) pos_ = text_.size();  // a trailing comment
-  }
-  bool eat(char c) {
-    skipSpace();
-    if (pos_ < text_.size() && text_[pos_] == c) return ++pos_, true;
-    return false;
-  }
-  std::optional<int64_t> sum() {
-    std::optional<int64_t> v = product();
-    while (v && eat('+')) {
-      std::optional<int64_t> r = product();
-      if (!r || llvm::AddOverflow(*v, *r, *v)) return std::nullopt;
-    }
-    return v;
-  }
-  std::optional<int64_t> product() {
-    std::optional<int64_t> v = term();
-    while (v && eat('*')) {
-      std::optional<int64_t> r = term();
-      if (!r || llvm::MulOverflow(*v, *r, *v)) return std::nullopt;
-    }
-    return v;
-  }
-  std::optional<int64_t> term() {
-    if (eat('(')) {
-      std::optional<int64_t> v = sum();
-      return v && eat(')') ? v : std::nullopt;
-    }
-    skipSpace();
-    size_t start = pos_;
-    while (pos_ < text_.size() &&
-           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
-      ++pos_;
-    llvm::StringRef word = text_.slice(start, pos_);
-    if (word.empty()) return std::nullopt;
-    int64_t value;
-    if (!word.getAsInteger(10, value)) return value;
-    auto it = dims_.find(word.str());
-    return it == dims_.end() ? std::nullopt : std::optional<int64_t>(it->second);
-  }
-
-  llvm::StringRef text_;
-  const std::map<std::string, int64_t> &dims_;
-  size_t pos_ = 0;
-};
-
-}  // namespace
-
 mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState &result) {
   mlir::StringAttr name;
   if (parser.parseSymbolName(name, mlir::SymbolTable::getSymbolAttrName(), result.attributes))
@@ -210,13 +141,13 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
   // selected configuration (--config) replaces its dims' values, then --dim replaces any; the
   // parsed model holds the resulting dims and no configs, so a dump is that model alone. A
   // dim is bound as soon as it is declared (later dims may use it); once the configuration is
-  // known, every dim is evaluated again in order from its expression's text, so a dim declared
+  // known, every dim is evaluated again in order from its parsed expression, so a dim declared
   // from others follows what the configuration or --dim set them to.
   struct DeclaredDim {
     std::string name;
     int64_t value;
     llvm::SMLoc loc;
-    std::string expression;  // the source text of its value
+    DimProgram expression;  // its value's expression, evaluated again once the overrides are known
   };
   llvm::SmallVector<DeclaredDim> declared;
   if (succeeded(parser.parseOptionalKeyword("dims"))) {
@@ -226,15 +157,13 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
           int64_t value;
           if (failed(parser.parseOptionalKeyword(&dimName)))
             return parser.emitError(loc) << "expected a dim name (an identifier such as B or depth)";
-          if (parser.parseEqual()) return mlir::failure();
-          llvm::SMLoc begin = parser.getCurrentLocation();
-          if (parseDimExpr(parser, value)) return mlir::failure();
-          llvm::SMLoc end = parser.getCurrentLocation();
+          DimProgram expression;
+          if (parser.parseEqual() || parseDimExpr(parser, value, &expression))
+            return mlir::failure();
           if (ParseScope::lookupDim(dimName))
             return parser.emitError(loc) << "dim '" << dimName << "' is declared twice";
           ParseScope::bindDim(dimName, value);
-          declared.push_back({dimName.str(), value, loc,
-                              std::string(begin.getPointer(), end.getPointer())});
+          declared.push_back({dimName.str(), value, loc, std::move(expression)});
           return mlir::success();
         }))
       return mlir::failure();
@@ -293,11 +222,11 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
       dim.value = it->second;
     else if (auto it = configValues.find(dim.name); it != configValues.end())
       dim.value = it->second.first;
-    else if (std::optional<int64_t> v = DimTextEvaluator(dim.expression, finalValues).evaluate())
+    else if (std::optional<int64_t> v = evaluateDimProgram(dim.expression, finalValues))
       dim.value = *v;
     else
-      return parser.emitError(dim.loc) << "dim '" << dim.name << "' = " << dim.expression
-                                       << " cannot be evaluated after the overrides";
+      return parser.emitError(dim.loc) << "dim '" << dim.name
+                                       << "' exceeds 2^48 after the overrides";
     finalValues[dim.name] = dim.value;
     if (dim.value <= 0)
       return parser.emitError(dim.loc) << "dim '" << dim.name << "' must be positive, found "
