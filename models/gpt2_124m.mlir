@@ -1,10 +1,11 @@
 // A GPT-2-style decoder at the 124M shape (llm.c's layout): token + learned position embedding,
 // pre-LayerNorm causal self-attention (12 heads), GELU (tanh) MLP x4, final LayerNorm, and a head
 // tied to the token embedding. The vocabulary is padded 50257 -> 50304 as llm.c does.
-// NH heads of HS each: C must be NH * HS (the head reshapes say so where it is not).
+// NH heads of HS = C / NH each (a width NH does not divide is refused where HS is declared).
+// The residual projections start at 0.02 / sqrt(2 L), GPT-2's scaling for depth.
 // --config=tiny (the model @gpt2_124m_tiny) is the tests' size: 4 heads of 8.
-step.model @gpt2_124m dims(B = 4, T = 1024, V = 50304, C = 768, L = 12, NH = 12, HS = 64)
-    configs(tiny = (B = 2, T = 16, V = 64, C = 32, L = 2, NH = 4, HS = 8)) {
+step.model @gpt2_124m dims(B = 4, T = 1024, V = 50304, C = 768, L = 12, NH = 12, HS = C div NH)
+    configs(tiny = (B = 2, T = 16, V = 64, C = 32, L = 2, NH = 4)) {
   %tokens, %targets = step.input "tokens" [B, T] i32 = token_stream(vocab = V)
   %wte = step.param "wte" [V, C] f32 = normal(std = 0.02)
   %wpe = step.param "wpe" [T, C] f32 = normal(std = 0.01)
@@ -18,13 +19,13 @@ step.model @gpt2_124m dims(B = 4, T = 1024, V = 50304, C = 768, L = 12, NH = 12,
     %ln1_b = step.param "ln_1.bias" [C] f32 = zeros
     %w_qkv = step.param "attn.c_attn.weight" [C, 3 * C] f32 = normal(std = 0.02)
     %b_qkv = step.param "attn.c_attn.bias" [3 * C] f32 = zeros
-    %w_o = step.param "attn.c_proj.weight" [C, C] f32 = normal(std = 0.0040824829)
+    %w_o = step.param "attn.c_proj.weight" [C, C] f32 = normal(std = 0.02 * rsqrt(2 * L))
     %b_o = step.param "attn.c_proj.bias" [C] f32 = zeros
     %ln2_g = step.param "ln_2.weight" [C] f32 = ones
     %ln2_b = step.param "ln_2.bias" [C] f32 = zeros
     %w_fc = step.param "mlp.c_fc.weight" [C, 4 * C] f32 = normal(std = 0.02)
     %b_fc = step.param "mlp.c_fc.bias" [4 * C] f32 = zeros
-    %w_proj = step.param "mlp.c_proj.weight" [4 * C, C] f32 = normal(std = 0.0040824829)
+    %w_proj = step.param "mlp.c_proj.weight" [4 * C, C] f32 = normal(std = 0.02 * rsqrt(2 * L))
     %b_proj = step.param "mlp.c_proj.bias" [C] f32 = zeros
 
     // Causal self-attention.

@@ -3,11 +3,11 @@
 step.model @mlp dims(B = 64, D = 32, H = 128, C = 10) configs(tiny = (B = 8, D = 8, H = 16, C = 4)) {
   %x, %labels = step.input "data" [B, D] f32 = classification(classes = C)
 
-  %w1 = step.param "w1" [D, H] f32 = normal(std = 0.1768)
+  %w1 = step.param "w1" [D, H] f32 = normal(std = rsqrt(D))
   %b1 = step.param "b1" [H] f32 = zeros
-  %w2 = step.param "w2" [H, H] f32 = normal(std = 0.0884)
+  %w2 = step.param "w2" [H, H] f32 = normal(std = rsqrt(H))
   %b2 = step.param "b2" [H] f32 = zeros
-  %w3 = step.param "w3" [H, C] f32 = normal(std = 0.0884)
+  %w3 = step.param "w3" [H, C] f32 = normal(std = rsqrt(H))
   %b3 = step.param "b3" [C] f32 = zeros
 
   %h1 = step.matmul %x, %w1

@@ -127,7 +127,7 @@ mlir::ParseResult parseDimList(mlir::OpAsmParser &parser, mlir::Attribute &value
 
 // MLIR's attribute dictionary, where two entries may also use the model's named dims:
 //   shape = [0, 0, NH, -1]     an integer list of dim expressions
-//   value = rsqrt(HS)          an f32 scalar 1/sqrt(dim expression) (attention's scale)
+//   value = rsqrt(HS)          an f32 scalar expression over the dims (attention's scale)
 // Everything else is parsed, and printed, as MLIR writes it; a dump holds the values.
 mlir::ParseResult parseAttrDictWithDims(mlir::OpAsmParser &parser, mlir::NamedAttrList &attrs) {
   if (failed(parser.parseOptionalLBrace())) return mlir::success();
@@ -146,14 +146,15 @@ mlir::ParseResult parseAttrDictWithDims(mlir::OpAsmParser &parser, mlir::NamedAt
     mlir::Attribute value;
     if (name == "shape") {
       if (parseDimList(parser, value)) return mlir::failure();
-    } else if (name == "value" && succeeded(parser.parseOptionalKeyword("rsqrt"))) {
-      llvm::SMLoc loc = parser.getCurrentLocation();
-      int64_t dim;
-      if (parser.parseLParen() || parseDimExpr(parser, dim) || parser.parseRParen())
-        return mlir::failure();
-      if (dim <= 0) return parser.emitError(loc) << "rsqrt expects a positive value, found " << dim;
-      auto type = mlir::RankedTensorType::get({}, b.getF32Type());
-      value = mlir::DenseElementsAttr::get(type, static_cast<float>(1.0 / std::sqrt(double(dim))));
+    } else if (name == "value") {
+      // An attribute as MLIR writes it (`dense<...>`, `0.5`), or a scalar expression over the
+      // dims (`rsqrt(HS)`, `0.5 * rsqrt(C)`), which becomes an f32 scalar.
+      std::optional<double> scalar;
+      if (parseOptionalScalarExpr(parser, value, scalar)) return mlir::failure();
+      if (scalar) {
+        auto type = mlir::RankedTensorType::get({}, b.getF32Type());
+        value = mlir::DenseElementsAttr::get(type, static_cast<float>(*scalar));
+      }
     } else if (parser.parseAttribute(value)) {
       return mlir::failure();
     }
@@ -217,7 +218,7 @@ void printOperandsAttrsTypes(mlir::OpAsmPrinter &printer, mlir::Operation *op,
 
 namespace {
 
-// Recursive descent over `sum := product (+ product)*`, `product := term (* term)*`,
+// Recursive descent over `sum := product (+ product)*`, `product := term ((* | div) term)*`,
 // `term := integer | dim | ( sum )`; each rule also appends itself to `program` (postfix) when
 // one is given, so the expression can be evaluated again with other dim values.
 mlir::ParseResult parseDimSum(mlir::OpAsmParser &parser, int64_t &value, DimProgram *program);
@@ -247,16 +248,26 @@ mlir::ParseResult parseDimTerm(mlir::OpAsmParser &parser, int64_t &value, DimPro
 }
 
 mlir::ParseResult parseDimProduct(mlir::OpAsmParser &parser, int64_t &value, DimProgram *program) {
+  llvm::SMLoc start = parser.getCurrentLocation();
   if (parseDimTerm(parser, value, program)) return mlir::failure();
-  while (succeeded(parser.parseOptionalStar())) {
+  while (true) {
+    bool divide;
+    if (succeeded(parser.parseOptionalStar())) divide = false;
+    else if (succeeded(parser.parseOptionalKeyword("div"))) divide = true;
+    else return mlir::success();
     llvm::SMLoc loc = parser.getCurrentLocation();
     int64_t rhs;
     if (parseDimTerm(parser, rhs, program)) return mlir::failure();
-    if (llvm::MulOverflow(value, rhs, value) || value > kMaxElements)
+    if (divide) {
+      if (rhs <= 0 || value % rhs != 0)
+        return parser.emitError(start) << "dimension expression divides " << value << " by " << rhs
+                                       << ", which does not divide it evenly";
+      value /= rhs;
+    } else if (llvm::MulOverflow(value, rhs, value) || value > kMaxElements) {
       return parser.emitError(loc) << "dimension expression exceeds 2^48";
-    if (program) program->push_back({DimStep::kMultiply, 0, ""});
+    }
+    if (program) program->push_back({divide ? DimStep::kDivide : DimStep::kMultiply, 0, ""});
   }
-  return mlir::success();
 }
 
 mlir::ParseResult parseDimSum(mlir::OpAsmParser &parser, int64_t &value, DimProgram *program) {
@@ -279,23 +290,140 @@ mlir::ParseResult parseDimExpr(mlir::OpAsmParser &parser, int64_t &value, DimPro
 }
 
 std::optional<int64_t> evaluateDimProgram(const DimProgram &program,
-                                          const std::map<std::string, int64_t> &dims) {
+                                          const std::map<std::string, int64_t> &dims,
+                                          std::string *why) {
+  auto fail = [&](std::string reason) -> std::optional<int64_t> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
   llvm::SmallVector<int64_t> stack;
   for (const DimStep &step : program) {
     if (step.kind == DimStep::kInteger || step.kind == DimStep::kDim) {
       auto it = dims.find(step.name);
-      if (step.kind == DimStep::kDim && it == dims.end()) return std::nullopt;
+      if (step.kind == DimStep::kDim && it == dims.end())
+        return fail("it names dim '" + step.name + "', which is not declared before it");
       stack.push_back(step.kind == DimStep::kInteger ? step.value : it->second);
       continue;
     }
-    if (stack.size() < 2) return std::nullopt;
+    if (stack.size() < 2) return fail("malformed expression");
     int64_t rhs = stack.pop_back_val(), &lhs = stack.back();
+    if (step.kind == DimStep::kDivide) {
+      if (rhs <= 0 || lhs % rhs != 0)
+        return fail("it divides " + std::to_string(lhs) + " by " + std::to_string(rhs) +
+                    ", which does not divide it evenly");
+      lhs /= rhs;
+      continue;
+    }
     bool overflow = step.kind == DimStep::kMultiply ? llvm::MulOverflow(lhs, rhs, lhs)
                                                     : llvm::AddOverflow(lhs, rhs, lhs);
-    if (overflow || lhs > kMaxElements) return std::nullopt;
+    if (overflow || lhs > kMaxElements) return fail("it exceeds 2^48");
   }
-  if (stack.size() != 1) return std::nullopt;
+  if (stack.size() != 1) return fail("malformed expression");
   return stack.front();
+}
+
+namespace {
+
+// `sum := product (+ product)*`, `product := term (* term)*`,
+// `term := number | dim | sqrt(sum) | rsqrt(sum) | ( sum )`, evaluated as parsed (real scalars
+// are never re-evaluated: they sit in ops of the body, parsed after the dims are final).
+mlir::ParseResult parseScalarSum(mlir::OpAsmParser &parser, double &value);
+
+mlir::ParseResult parseScalarTerm(mlir::OpAsmParser &parser, double &value) {
+  llvm::SMLoc loc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalLParen()))
+    return mlir::failure(parseScalarSum(parser, value) || parser.parseRParen());
+  llvm::StringRef name;
+  if (succeeded(parser.parseOptionalKeyword(&name))) {
+    if (name == "sqrt" || name == "rsqrt") {
+      llvm::SMLoc argLoc = parser.getCurrentLocation();
+      double arg;
+      if (parser.parseLParen() || parseScalarSum(parser, arg) || parser.parseRParen())
+        return mlir::failure();
+      if (!(arg > 0))
+        return parser.emitError(argLoc) << name << " expects a positive value, found " << arg;
+      value = name == "sqrt" ? std::sqrt(arg) : 1.0 / std::sqrt(arg);
+      return mlir::success();
+    }
+    std::optional<int64_t> dim = ParseScope::lookupDim(name);
+    if (!dim)
+      return parser.emitError(loc) << "unknown name '" << name
+                                   << "' in a number: expected sqrt(...), rsqrt(...) or a dim ("
+                                   << ParseScope::dimNames() << ")";
+    value = static_cast<double>(*dim);
+    return mlir::success();
+  }
+  int64_t integer;
+  mlir::OptionalParseResult isInteger = parser.parseOptionalInteger(integer);
+  if (isInteger.has_value()) {
+    value = static_cast<double>(integer);
+    return mlir::failure(failed(*isInteger));
+  }
+  return mlir::failure(failed(parser.parseFloat(value)));
+}
+
+// The rest of a product whose first term is already in `value`.
+mlir::ParseResult parseScalarProductRest(mlir::OpAsmParser &parser, double &value) {
+  while (succeeded(parser.parseOptionalStar())) {
+    double rhs;
+    if (parseScalarTerm(parser, rhs)) return mlir::failure();
+    value *= rhs;
+  }
+  return mlir::success();
+}
+
+mlir::ParseResult parseScalarProduct(mlir::OpAsmParser &parser, double &value) {
+  return mlir::failure(parseScalarTerm(parser, value) || parseScalarProductRest(parser, value));
+}
+
+// The rest of a sum whose first term is already in `value`.
+mlir::ParseResult parseScalarSumRest(mlir::OpAsmParser &parser, double &value) {
+  if (parseScalarProductRest(parser, value)) return mlir::failure();
+  while (succeeded(parser.parseOptionalPlus())) {
+    double rhs;
+    if (parseScalarProduct(parser, rhs)) return mlir::failure();
+    value += rhs;
+  }
+  return mlir::success();
+}
+
+mlir::ParseResult parseScalarSum(mlir::OpAsmParser &parser, double &value) {
+  return mlir::failure(parseScalarTerm(parser, value) || parseScalarSumRest(parser, value));
+}
+
+}  // namespace
+
+mlir::ParseResult parseOptionalScalarExpr(mlir::OpAsmParser &parser, mlir::Attribute &attr,
+                                          std::optional<double> &scalar) {
+  llvm::SMLoc loc = parser.getCurrentLocation();
+  scalar.reset();
+  mlir::OptionalParseResult literal = parser.parseOptionalAttribute(attr);
+  double value;
+  if (literal.has_value()) {
+    if (failed(*literal)) return mlir::failure();
+    // A number followed by an operator starts an expression (`0.02 * rsqrt(2 * L)`).
+    auto number = llvm::dyn_cast<mlir::FloatAttr>(attr);
+    auto integer = llvm::dyn_cast<mlir::IntegerAttr>(attr);
+    if (!number && (!integer || llvm::isa<mlir::BoolAttr>(attr))) return mlir::success();
+    value = number ? number.getValueAsDouble() : static_cast<double>(integer.getInt());
+    bool star = succeeded(parser.parseOptionalStar());
+    bool plus = !star && succeeded(parser.parseOptionalPlus());
+    if (!star && !plus) return mlir::success();
+    double rhs;
+    if (star) {
+      if (parseScalarTerm(parser, rhs)) return mlir::failure();
+      value *= rhs;
+      if (parseScalarSumRest(parser, value)) return mlir::failure();
+    } else {
+      if (parseScalarSum(parser, rhs)) return mlir::failure();
+      value += rhs;
+    }
+  } else if (parseScalarSum(parser, value)) {
+    return mlir::failure();
+  }
+  if (!std::isfinite(value)) return parser.emitError(loc) << "the expression is not finite";
+  scalar = value;
+  return mlir::success();
 }
 
 

@@ -65,20 +65,31 @@ bool isInsideModel(mlir::Operation *op);
 /// A parsed dimension expression in postfix form, to evaluate again with other dim values (a dim
 /// declared from others follows a configuration or --dim that changes them).
 struct DimStep {
-  enum Kind { kInteger, kDim, kMultiply, kAdd } kind;
+  enum Kind { kInteger, kDim, kMultiply, kAdd, kDivide } kind;
   int64_t value;     // kInteger
   std::string name;  // kDim
 };
 using DimProgram = std::vector<DimStep>;
 
-/// Parses a dimension expression: integers and named dims combined with `*`, `+` and parens.
-/// With `program`, also appends the expression to it.
+/// Parses a dimension expression: integers and named dims combined with `*`, `+`, `div` (exact
+/// division: a remainder is an error, since a head size that does not divide the width is a
+/// wrong model, not a rounding) and parens. MLIR's lexer has no `/` token, hence the keyword, as
+/// affine maps spell `floordiv`. With `program`, also appends the expression to it.
 mlir::ParseResult parseDimExpr(mlir::OpAsmParser &parser, int64_t &value,
                                DimProgram *program = nullptr);
 
-/// The value of `program` with `dims`; nullopt when it names a dim `dims` lacks, or overflows.
+/// The value of `program` with `dims`; nullopt, with the reason in `why`, when it names a dim
+/// `dims` lacks, overflows, or divides with a remainder.
 std::optional<int64_t> evaluateDimProgram(const DimProgram &program,
-                                          const std::map<std::string, int64_t> &dims);
+                                          const std::map<std::string, int64_t> &dims,
+                                          std::string *why = nullptr);
+
+/// Parses an attribute as MLIR writes it into `attr`, or a real-valued scalar expression over the
+/// model's dims into `scalar`: numbers, named dims, `sqrt(e)`, `rsqrt(e)`, `*`, `+` and parens
+/// (`0.02 * rsqrt(2 * L)`, GPT-2's residual-projection scale). A bare number stays an attribute.
+/// The value is computed in double; a dump holds the number, so it parses back without dims.
+mlir::ParseResult parseOptionalScalarExpr(mlir::OpAsmParser &parser, mlir::Attribute &attr,
+                                          std::optional<double> &scalar);
 
 /// Parses `[d0, d1, ...] dtype` into a ranked tensor type.
 mlir::ParseResult parseShapeAndDtype(mlir::OpAsmParser &parser, mlir::RankedTensorType &type);

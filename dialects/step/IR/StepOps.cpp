@@ -217,16 +217,24 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
   }
   llvm::SmallVector<mlir::NamedAttribute> dims;
   std::map<std::string, int64_t> finalValues;
+  std::string why;
+  auto overridesText = [&] {
+    std::string text;
+    if (!getModelConfig().empty()) text = "--config=" + getModelConfig();
+    for (const auto &[name, value] : getDimOverrides())
+      text += (text.empty() ? "--dim=" : " --dim=") + name + "=" + std::to_string(value);
+    return text.empty() ? std::string("none") : text;
+  };
   for (DeclaredDim &dim : declared) {
     if (auto it = getDimOverrides().find(dim.name); it != getDimOverrides().end())
       dim.value = it->second;
     else if (auto it = configValues.find(dim.name); it != configValues.end())
       dim.value = it->second.first;
-    else if (std::optional<int64_t> v = evaluateDimProgram(dim.expression, finalValues))
+    else if (std::optional<int64_t> v = evaluateDimProgram(dim.expression, finalValues, &why))
       dim.value = *v;
     else
-      return parser.emitError(dim.loc) << "dim '" << dim.name
-                                       << "' exceeds 2^48 after the overrides";
+      return parser.emitError(dim.loc) << "dim '" << dim.name << "' cannot follow the overrides ("
+                                       << overridesText() << "): " << why;
     finalValues[dim.name] = dim.value;
     if (dim.value <= 0)
       return parser.emitError(dim.loc) << "dim '" << dim.name << "' must be positive, found "

@@ -264,8 +264,13 @@ mlir::ParseResult parseSpec(mlir::OpAsmParser &parser, SpecFamily family,
       llvm::SMLoc valueLoc = parser.getCurrentLocation();
       // An integer parameter may also be a dim expression starting with a named dim
       // (`token_stream(vocab = V)`), so a model's configurations and --dim reach it.
-      mlir::OptionalParseResult literal = parser.parseOptionalAttribute(value);
-      if (literal.has_value()) {
+      // A real parameter may be a scalar expression over the dims (`std = 0.02 * rsqrt(2 * L)`).
+      if (key->kind == ValueKind::Float) {
+        std::optional<double> scalar;
+        if (parseOptionalScalarExpr(parser, value, scalar)) return mlir::failure();
+        if (scalar) value = b.getF64FloatAttr(*scalar);
+      } else if (mlir::OptionalParseResult literal = parser.parseOptionalAttribute(value);
+                 literal.has_value()) {
         if (failed(*literal)) return mlir::failure();
       } else if (key->kind == ValueKind::Int) {
         int64_t integer;
