@@ -102,7 +102,7 @@ std::map<std::string, std::vector<Tensor>> sampleModelInputs(step::ModelOp model
     std::lock_guard<std::mutex> lock(mutex);
     if (key != lastKey) {
       auto opened = std::make_shared<rt::BatchSource>();
-      if (rt::Status s = rt::BatchSource::open(specs, "", seed, *opened); !s.ok()) {
+      if (rt::Status s = rt::BatchSource::open(specs, "", seed, 0.0, *opened); !s.ok()) {
         mlir::emitError(model.getLoc()) << "the built-in data: " << s.message();
         return inputs;
       }

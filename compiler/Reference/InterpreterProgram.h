@@ -27,6 +27,7 @@ class InterpreterProgram : public rt::StepProgram {
 
   const rt::ProgramInfo &info() const override { return description_.info; }
   rt::Status run(const rt::StepBuffers &buffers, int64_t step, rt::StepMetrics &metrics) override;
+  bool canEvaluate() const override { return true; }
   rt::Status evaluate(const rt::StepBuffers &buffers, int64_t step, double &loss) override;
   /// The interpreter runs on the CPU; --device and `info` report the GPU as a CPU-only
   /// executable does (runtime/hal/Device.h).

@@ -25,6 +25,7 @@ enum class RngPurpose : uint64_t {
   kTokenWindows = 1,   // where each row's token window starts (Data.h, DataFile.h)
   kClassification = 2, // the built-in classification set's labels and noise
   kDropout = 3,        // dropout masks (the interpreter and the compiled step alike)
+  kHeldOutClassification = 4,  // the classification set's validation points
 };
 
 /// The stream of `purpose` for `step` (steps below 2^56): the purpose in the top byte.

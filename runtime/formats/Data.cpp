@@ -99,15 +99,14 @@ void sentence(Draws &d, std::string &out) {
 // Streams of the generators, named so they are disjoint from the per-step streams (a step
 // number) and from parameter streams (hashes of parameter names).
 uint64_t corpusStream() { return hashName("data.corpus"); }
+uint64_t heldOutCorpusStream() { return hashName("data.corpus.held_out"); }
 uint64_t centresStream() { return hashName("data.classification.centres"); }
 
 constexpr double kCentreScale = 1.0;  // per-feature spread of the class centres
 constexpr double kPointNoise = 1.0;   // per-feature spread of points around their centre
 
-}  // namespace
-
-std::string builtinCorpus(uint64_t seed, size_t bytes) {
-  Draws d(seed, corpusStream());
+std::string generateCorpus(uint64_t seed, uint64_t stream, size_t bytes) {
+  Draws d(seed, stream);
   std::string text;
   text.reserve(bytes + 256);
   while (text.size() < bytes) {
@@ -121,6 +120,64 @@ std::string builtinCorpus(uint64_t seed, size_t bytes) {
   }
   text.resize(bytes);
   return text;
+}
+
+void classificationPoints(int64_t batch, int64_t features, int64_t classes, uint64_t seed,
+                          uint64_t stream, std::vector<double> &x, std::vector<double> &labels) {
+  x.assign(batch * features, 0.0);
+  labels.assign(batch, 0.0);
+  if (classes <= 0) return;
+  // Row r uses indices r * (features + 1) .. + features of the stream: one for the label, one
+  // per feature, so no two draws share a Philox block.
+  for (int64_t r = 0; r < batch; ++r) {
+    uint64_t base = static_cast<uint64_t>(r) * static_cast<uint64_t>(features + 1);
+    int64_t label = std::min(
+        static_cast<int64_t>(uniform01(seed, stream, base) * static_cast<double>(classes)),
+        classes - 1);
+    labels[r] = static_cast<double>(label);
+    for (int64_t f = 0; f < features; ++f) {
+      double centre = kCentreScale * standardNormal(seed, centresStream(),
+                                                    static_cast<uint64_t>(label * features + f));
+      x[r * features + f] = centre + kPointNoise * standardNormal(seed, stream, base + 1 + f);
+    }
+  }
+}
+
+}  // namespace
+
+std::string builtinCorpus(uint64_t seed, size_t bytes) {
+  return generateCorpus(seed, corpusStream(), bytes);
+}
+
+std::string builtinHeldOutCorpus(uint64_t seed, size_t bytes) {
+  return generateCorpus(seed, heldOutCorpusStream(), bytes);
+}
+
+bool splitTokenStream(int64_t length, int64_t seq, double fraction, TokenSplit &out,
+                      std::string &why) {
+  out = {length, 0};
+  if (!(fraction >= 0.0 && fraction < 1.0)) {
+    why = "the held-out fraction must be in [0, 1), found " + std::to_string(fraction);
+    return false;
+  }
+  if (fraction == 0.0) return true;
+  int64_t window = seq + 1;
+  int64_t held = std::max(static_cast<int64_t>(std::ceil(fraction * static_cast<double>(length))),
+                          window);
+  if (length - held < window) {
+    why = "holds " + std::to_string(length) + " tokens: holding out " + std::to_string(held) +
+          " (at least one window of seq + 1 = " + std::to_string(window) +
+          ") leaves fewer than one window to train on; lower --val-fraction (0 holds nothing "
+          "out) or give more data";
+    return false;
+  }
+  out = {length - held, held};
+  return true;
+}
+
+int64_t heldOutWindowStart(int64_t heldOutTokens, int64_t seq, int64_t window) {
+  int64_t windows = std::max<int64_t>((heldOutTokens - 1) / seq, 1);
+  return (window % windows) * seq;
 }
 
 int64_t tokenWindowStart(int64_t length, int64_t seq, uint64_t seed, uint64_t step, int64_t row) {
@@ -149,26 +206,15 @@ void sampleTokenWindows(const std::vector<int64_t> &stream, int64_t batch, int64
 
 void sampleClassification(int64_t batch, int64_t features, int64_t classes, uint64_t seed,
                           uint64_t step, std::vector<double> &x, std::vector<double> &labels) {
-  x.assign(batch * features, 0.0);
-  labels.assign(batch, 0.0);
-  if (classes <= 0) return;
-  // Row r uses indices r * (features + 1) .. + features of the step's stream: one for the
-  // label, one per feature, so no two draws share a Philox block.
-  for (int64_t r = 0; r < batch; ++r) {
-    uint64_t base = static_cast<uint64_t>(r) * static_cast<uint64_t>(features + 1);
-    int64_t label = std::min(
-        static_cast<int64_t>(uniform01(seed, rngStream(RngPurpose::kClassification, step), base) *
-                             static_cast<double>(classes)),
-        classes - 1);
-    labels[r] = static_cast<double>(label);
-    for (int64_t f = 0; f < features; ++f) {
-      double centre = kCentreScale * standardNormal(seed, centresStream(),
-                                                    static_cast<uint64_t>(label * features + f));
-      x[r * features + f] =
-          centre + kPointNoise * standardNormal(seed, rngStream(RngPurpose::kClassification, step),
-                                                base + 1 + f);
-    }
-  }
+  classificationPoints(batch, features, classes, seed,
+                       rngStream(RngPurpose::kClassification, step), x, labels);
+}
+
+void sampleHeldOutClassification(int64_t batch, int64_t features, int64_t classes,
+                                 uint64_t seed, uint64_t index, std::vector<double> &x,
+                                 std::vector<double> &labels) {
+  classificationPoints(batch, features, classes, seed,
+                       rngStream(RngPurpose::kHeldOutClassification, index), x, labels);
 }
 
 }  // namespace stepc::rt

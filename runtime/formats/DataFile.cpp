@@ -1,6 +1,7 @@
 //===- DataFile.cpp - token streams from files ---------------------------===//
 #include "runtime/formats/DataFile.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "runtime/base/Checksum.h"
@@ -152,18 +153,31 @@ std::string TokenFile::identity() const {
 }
 
 Status TokenFile::sampleWindows(int64_t batch, int64_t seq, uint64_t seed, uint64_t step,
-                                int32_t *tokens, int32_t *targets) const {
+                                int32_t *tokens, int32_t *targets, int64_t limit) const {
   if (batch < 0 || seq < 1)
     return Status::error(path_ + ": cannot sample windows of batch " + std::to_string(batch) +
                          " and sequence length " + std::to_string(seq));
-  if (count_ <= seq) return Status::error(path_ + ": " + tooShort(count_, seq));
+  int64_t length = limit > 0 ? std::min(limit, count_) : count_;
+  if (length <= seq) return Status::error(path_ + ": " + tooShort(length, seq));
   for (int64_t r = 0; r < batch; ++r) {
-    int64_t start = tokenWindowStart(count_, seq, seed, step, r);
+    int64_t start = tokenWindowStart(length, seq, seed, step, r);
     // The window fits (count_ > seq), so there is no wrap-around here.
     for (int64_t t = 0; t < seq; ++t) {
       tokens[r * seq + t] = static_cast<int32_t>(token(start + t));
       targets[r * seq + t] = static_cast<int32_t>(token(start + t + 1));
     }
+  }
+  return {};
+}
+
+Status TokenFile::copyWindow(int64_t start, int64_t seq, int32_t *tokens, int32_t *targets) const {
+  if (start < 0 || seq < 1 || start > count_ - seq - 1)
+    return Status::error(path_ + ": no window of seq + 1 = " + std::to_string(seq + 1) +
+                         " tokens at " + std::to_string(start) + " in " + std::to_string(count_) +
+                         " tokens");
+  for (int64_t t = 0; t < seq; ++t) {
+    tokens[t] = static_cast<int32_t>(token(start + t));
+    targets[t] = static_cast<int32_t>(token(start + t + 1));
   }
   return {};
 }

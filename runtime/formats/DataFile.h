@@ -75,8 +75,13 @@ class TokenFile {
   /// windows of `step`: row r is the seq + 1 tokens at tokenWindowStart(size(), seq, seed,
   /// step, r); tokens = window[0..seq), targets = window[1..seq]. Fails if the file is shorter
   /// than seq + 1 tokens or seq < 1.
+  /// With `limit` (> 0), windows are drawn from the first `limit` tokens only (the training
+  /// split, Data.h's splitTokenStream).
   Status sampleWindows(int64_t batch, int64_t seq, uint64_t seed, uint64_t step, int32_t *tokens,
-                       int32_t *targets) const;
+                       int32_t *targets, int64_t limit = 0) const;
+  /// Copies the window of seq + 1 tokens at `start` (tokens = [start, start + seq), targets one
+  /// later) into `tokens` and `targets` (seq each). Fails if it does not fit in the file.
+  Status copyWindow(int64_t start, int64_t seq, int32_t *tokens, int32_t *targets) const;
 
  private:
   std::string path_;

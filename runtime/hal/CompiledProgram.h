@@ -39,6 +39,7 @@ class CompiledProgram : public StepProgram {
   Status setThreads(int threads) override;
   Status run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) override;
   Status syncToHost(const StepBuffers &buffers) override;
+  bool canEvaluate() const override { return true; }
   Status evaluate(const StepBuffers &buffers, int64_t step, double &loss) override;
 
  private:

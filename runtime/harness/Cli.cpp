@@ -1,7 +1,9 @@
 //===- Cli.cpp - the training executable's command line ------------------===//
 #include "runtime/harness/Cli.h"
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <set>
 
@@ -44,6 +46,18 @@ Status integerFlag(const std::string &flag, const std::string &value, uint64_t m
                    const char *expected, uint64_t &out) {
   if (!parseInteger(value, min, max, out))
     return Status::error(flag + ": expected " + expected + ", found '" + value + "'");
+  return {};
+}
+
+// A fraction in [0, 1) (--val-fraction): the whole text must be a number.
+Status fractionFlag(const std::string &flag, const std::string &value, double &out) {
+  char *end = nullptr;
+  errno = 0;
+  double v = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || errno != 0 || !(v >= 0.0 && v < 1.0))
+    return Status::error(flag + ": expected a fraction in [0, 1) such as 0.05, found '" + value +
+                         "'");
+  out = v;
   return {};
 }
 
@@ -141,6 +155,25 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
          [&](const std::string &x) { return pathFlag("--init-from", x, t.initFrom); }},
         {"--save-params", true,
          [&](const std::string &x) { return pathFlag("--save-params", x, t.saveParams); }},
+        {"--val-fraction", true,
+         [&](const std::string &x) { return fractionFlag("--val-fraction", x, t.valFraction); }},
+        {"--eval-every", true,
+         [&](const std::string &x) {
+           Status s = integerFlag("--eval-every", x, 1, kMaxSteps, "a positive number of steps", v);
+           t.evalEvery = static_cast<int64_t>(v);
+           return s;
+         }},
+        {"--eval-batches", true,
+         [&](const std::string &x) {
+           Status s = integerFlag("--eval-batches", x, 1, kMaxSteps, "a positive integer", v);
+           t.evalBatches = static_cast<int64_t>(v);
+           return s;
+         }},
+        {"--checkpoint-best", false,
+         [&](const std::string &) {
+           t.checkpointBest = true;
+           return Status();
+         }},
     };
   } else if (cl.command == Command::kEval) {
     flags = {
@@ -168,6 +201,15 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
          [&](const std::string &x) {
            if (x.empty()) return Status::error("--checkpoint-dir: expected a directory, found ''");
            e.checkpointDir = x;
+           return Status();
+         }},
+        {"--val-fraction", true,
+         [&](const std::string &x) { return fractionFlag("--val-fraction", x, e.valFraction); }},
+        {"--split", true,
+         [&](const std::string &x) {
+           if (x != "val" && x != "train")
+             return Status::error("--split: expected val or train, found '" + x + "'");
+           e.trainingSplit = x == "train";
            return Status();
          }},
     };
@@ -216,6 +258,11 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
     if (t.resume && !t.initFrom.empty())
       return Status::error("--init-from: cannot be combined with --resume (a resumed run takes "
                            "its parameters from the checkpoint)");
+    if (t.checkpointBest && (t.checkpointDir.empty() || t.evalEvery == 0))
+      return Status::error("--checkpoint-best: needs --checkpoint-dir and --eval-every (it keeps "
+                           "the checkpoint of the best validation loss)");
+    if (seen.count("--eval-batches") && t.evalEvery == 0)
+      return Status::error("--eval-batches: needs --eval-every (when to validate)");
   }
   if (cl.command == Command::kEval && !e.initFrom.empty() && !e.checkpointDir.empty())
     return Status::error("--init-from: cannot be combined with --checkpoint-dir (both give the "
@@ -247,12 +294,26 @@ std::string usageText(const std::string &program, Command command) {
              "                         F16, BF16 or F64; finite). Matmul weights are [in, out]:\n"
              "                         PyTorch's nn.Linear.weight is [out, in], transpose it\n"
              "  --save-params F        write the final parameters to a safetensors file\n"
+             "  --val-fraction F       hold out the last F of --data (default 0.05, at least one\n"
+             "                         window; 0: none); training never reads it. Built-in data\n"
+             "                         has its own held-out stream\n"
+             "  --eval-every N         every N steps and at the end, the mean loss of held-out\n"
+             "                         batches (no dropout): val_loss in the metrics and the\n"
+             "                         progress line; the run ends naming the best and its step\n"
+             "  --eval-batches M       held-out batches per validation (default 10)\n"
+             "  --checkpoint-best      keep D/best.safetensors, the checkpoint of the best val\n"
+             "                         loss, beside the newest ones (needs --eval-every)\n"
              "Environment: STEPC_PROFILE=1 prints a per-kernel time profile at exit (compiled\n"
              "executables); --threads sets the threads of loop kernels and GEMMs alike.\n";
     case Command::kEval:
       return "usage: " + p + " eval [flags]\n"
-             "Prints the mean loss over a number of batches, without training.\n"
+             "Prints the mean loss over held-out batches (no dropout, no update).\n"
              "  --data FILE            token data (as for train)\n"
+             "  --val-fraction F       the held-out tail of --data (default 0.05; give the value\n"
+             "                         training used). Held-out batches read consecutive windows\n"
+             "                         of it; built-in data has its own held-out stream\n"
+             "  --split S              val (default): the held-out split; train: training\n"
+             "                         batches 0..N-1 of --seed, as training drew them\n"
              "  --seed S               seed of the batches (and of the initial parameters)\n"
              "  --threads T            threads the step may use\n"
              "  --device D             cpu, cuda or auto (default), as for train\n"

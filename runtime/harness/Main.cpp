@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cinttypes>
+#include <string>
 
 #include "runtime/harness/Cli.h"
 #include "runtime/harness/Reporter.h"
@@ -139,8 +140,10 @@ int trainingMain(int argc, const char *const *argv, StepProgram &program, FILE *
     }
     case Command::kEval: {
       double loss = 0;
-      if (Status s = evaluate(program, cl.eval, loss); !s.ok()) return fail(s);
-      std::fprintf(out, "eval loss %.6f over %" PRId64 " batches\n", loss, cl.eval.batches);
+      std::string split;
+      if (Status s = evaluate(program, cl.eval, loss, &split); !s.ok()) return fail(s);
+      std::fprintf(out, "eval loss %.6f over %" PRId64 " batches (%s)\n", loss, cl.eval.batches,
+                   split.c_str());
       return 0;
     }
     case Command::kTrain: {

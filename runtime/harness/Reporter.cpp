@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -138,6 +139,8 @@ std::string Reporter::progressText(int64_t step, const StepMetrics &metrics) con
   std::string text = "step " + std::to_string(step + 1) + "/" + std::to_string(start_.totalSteps);
   text += " | loss " + printf1("%.4f", metrics.loss);
   text += " | lr " + printf1("%.2e", metrics.lr);
+  for (const auto &[name, value] : metrics.extra)
+    if (name == "val_loss") text += " | val " + printf1("%.4f", value);
   double elapsed = now() - startTime_;
   int64_t done = stepsDone_ > 0 ? stepsDone_ : 1;
   if (elapsed > 0) {
@@ -177,7 +180,9 @@ Status Reporter::step(int64_t step, const StepMetrics &metrics, double seconds) 
       int64_t steps = start_.totalSteps - start_.firstStep;
       every = steps <= 100 ? 1 : (steps + 99) / 100;
     }
-    if (!first && !last && (step + 1) % every != 0) return {};
+    bool validated = std::any_of(metrics.extra.begin(), metrics.extra.end(),
+                                 [](const auto &e) { return e.first == "val_loss"; });
+    if (!first && !last && !validated && (step + 1) % every != 0) return {};
     std::fprintf(options_.out, "%s\n", progressText(step, metrics).c_str());
   }
   std::fflush(options_.out);

@@ -109,7 +109,8 @@ class StepProgram {
   virtual Status run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) = 0;
 
   /// The loss of the current params on a batch, without updating anything (for `eval`).
-  /// Programs that cannot evaluate keep this default.
+  /// Programs that cannot evaluate keep this default (and canEvaluate's).
+  virtual bool canEvaluate() const { return false; }
   virtual Status evaluate(const StepBuffers &buffers, int64_t step, double &loss) {
     (void)buffers, (void)step, (void)loss;
     return Status::error("this executable does not support eval");

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -251,6 +252,36 @@ class CheckpointWriter {
       : options_(options), info_(info), buffers_(buffers), data_(data), reporter_(reporter) {}
 
   Status write(int64_t step) {
+    std::string path = checkpointPath(options_.checkpointDir, step);
+    if (Status s = writeTo(path, step); !s.ok()) return s;
+    last_ = path;
+    reporter_.note("checkpoint: " + path);
+    // Keep the newest few; an old one that will not go away is not worth stopping for.
+    std::vector<std::pair<int64_t, std::string>> all;
+    if (listCheckpoints(options_.checkpointDir, all).ok()) {
+      int keep = std::max(options_.keepCheckpoints, 1);
+      for (size_t i = 0; i + keep < all.size(); ++i) ::unlink(all[i].second.c_str());
+    }
+    return {};
+  }
+  /// The best-validation checkpoint, beside the rotated ones (never removed by the rotation).
+  Status writeBest(int64_t step, double valLoss) {
+    std::string path = bestCheckpointPath(options_.checkpointDir);
+    if (Status s = writeTo(path, step); !s.ok()) return s;
+    char text[64];
+    std::snprintf(text, sizeof text, " (val loss %.4f after step %lld)", valLoss,
+                  static_cast<long long>(step));
+    reporter_.note("best checkpoint: " + path + text);
+    return {};
+  }
+  const std::string &last() const { return last_; }
+  /// "; the newest checkpoint (all finite) is PATH", or "" when none was written.
+  std::string newestFinite() const {
+    return last_.empty() ? "" : "; the newest checkpoint (all finite) is " + last_;
+  }
+
+ private:
+  Status writeTo(const std::string &path, int64_t step) {
     // Never a poisoned checkpoint: a NaN in it would be resumed from and recommended.
     if (std::string bad = firstNonFinite(info_, buffers_); !bad.empty())
       return Status::error("after step " + std::to_string(step) + ", " + bad +
@@ -262,26 +293,11 @@ class CheckpointWriter {
     ci.step = static_cast<uint64_t>(step);
     ci.seed = data_.seed();
     ci.data = {data_.seed(), static_cast<uint64_t>(step), data_.identity()};
-    std::string path = checkpointPath(options_.checkpointDir, step);
     if (Status s = writeCheckpoint(path, ci, checkpointTensors(info_, buffers_)); !s.ok())
       return s.withContext("writing a checkpoint");
-    last_ = path;
-    reporter_.note("checkpoint: " + path);
-    // Keep the newest few; an old one that will not go away is not worth stopping for.
-    std::vector<std::pair<int64_t, std::string>> all;
-    if (listCheckpoints(options_.checkpointDir, all).ok()) {
-      int keep = std::max(options_.keepCheckpoints, 1);
-      for (size_t i = 0; i + keep < all.size(); ++i) ::unlink(all[i].second.c_str());
-    }
     return {};
   }
-  const std::string &last() const { return last_; }
-  /// "; the newest checkpoint (all finite) is PATH", or "" when none was written.
-  std::string newestFinite() const {
-    return last_.empty() ? "" : "; the newest checkpoint (all finite) is " + last_;
-  }
 
- private:
   const TrainOptions &options_;
   const ProgramInfo &info_;
   const StepBuffers &buffers_;
@@ -373,13 +389,25 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
     }
   }
 
+  if (options.checkpointBest && (options.checkpointDir.empty() || options.evalEvery <= 0))
+    return Status::error("--checkpoint-best needs --checkpoint-dir and --eval-every (it keeps "
+                         "the checkpoint of the best validation loss)");
+  if (options.evalEvery > 0 && options.evalBatches < 1)
+    return Status::error("--eval-batches must be at least 1");
   BatchSource data;
-  if (Status s = BatchSource::open(info.inputs, options.data, seed, data); !s.ok()) return s;
+  if (Status s = BatchSource::open(info.inputs, options.data, seed, options.valFraction, data);
+      !s.ok())
+    return s;
+  if (options.evalEvery > 0 && !data.hasHeldOut())
+    return Status::error("--eval-every: " + data.describeHeldOut() +
+                         "; validation needs a held-out split (--val-fraction > 0)");
+  if (options.evalEvery > 0 && !program.canEvaluate())
+    return Status::error("--eval-every: this executable does not support eval");
   if (options.resume && data.identity() != dataSource)
     return Status::error("--resume: the checkpoint was trained on data '" + dataSource +
                          "', this run reads '" + data.identity() +
-                         "'; resume with the same --data (a resumed run must see the same "
-                         "batches)");
+                         "'; resume with the same --data and --val-fraction (a resumed run "
+                         "must see the same batches)");
   if (Status s = program.selectDevice(options.device); !s.ok()) return s.withContext("--device");
   if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
 
@@ -394,8 +422,24 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
     reporter.note("the checkpoint is at step " + std::to_string(first) + ", --steps is " +
                   std::to_string(total) + ": nothing to run");
 
+  if (options.evalEvery > 0)
+    reporter.note("validation every " + std::to_string(options.evalEvery) + " steps on " +
+                  std::to_string(options.evalBatches) + " batches of " + data.describeHeldOut());
   TrainResult done;
   done.firstStep = first;
+  // The mean held-out loss of the current parameters (no dropout, no update).
+  auto validate = [&](double &mean) -> Status {
+    if (Status s = program.syncToHost(buffers); !s.ok()) return s;
+    double sum = 0;
+    for (int64_t b = 0; b < options.evalBatches; ++b) {
+      if (Status s = data.fillHeldOut(static_cast<uint64_t>(b), buffers.batch); !s.ok()) return s;
+      double loss = 0;
+      if (Status s = program.evaluate(buffers, b, loss); !s.ok()) return s;
+      sum += loss;
+    }
+    mean = sum / static_cast<double>(options.evalBatches);
+    return {};
+  };
   int64_t lastWritten = options.resume ? first : -1;
   StepMetrics metrics;
   for (int64_t step = first; step < total; ++step) {
@@ -406,7 +450,23 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
     if (Status s = program.run(buffers, step, metrics); !s.ok())
       return s.withContext("step " + std::to_string(step));
     double seconds = reporter.now() - t0;
+    bool validating = options.evalEvery > 0 &&
+                      ((step + 1) % options.evalEvery == 0 || step + 1 == total);
+    double valLoss = 0;
+    if (validating) {
+      if (Status s = validate(valLoss); !s.ok())
+        return s.withContext("validation after step " + std::to_string(step + 1));
+      metrics.extra.emplace_back("val_loss", valLoss);
+    }
     if (Status s = reporter.step(step, metrics, seconds); !s.ok()) return s;
+    bool improved = validating && std::isfinite(valLoss) &&
+                    (done.bestValStep < 0 || valLoss < done.bestValLoss);
+    if (improved) {
+      done.bestValLoss = valLoss;
+      done.bestValStep = step + 1;
+      if (options.checkpointBest && nonFiniteMetric(metrics).empty())
+        if (Status s = checkpoints.writeBest(step + 1, valLoss); !s.ok()) return s;
+    }
     done.lastLoss = metrics.loss;
     if (std::string bad = nonFiniteMetric(metrics); !bad.empty()) {
       (void)reporter.finish();
@@ -446,6 +506,12 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
     if (Status s = saveParams(options.saveParams, info, buffers, end); !s.ok()) return s;
     reporter.note("parameters: " + options.saveParams);
   }
+  if (done.bestValStep >= 0) {
+    char text[96];
+    std::snprintf(text, sizeof text, "best val loss %.4f after step %lld", done.bestValLoss,
+                  static_cast<long long>(done.bestValStep));
+    reporter.note(text);
+  }
   if (Status s = reporter.finish(); !s.ok()) return s;
   done.endStep = end;
   done.lastCheckpoint = checkpoints.last();
@@ -453,7 +519,10 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
   return {};
 }
 
-Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLoss) {
+std::string bestCheckpointPath(const std::string &dir) { return dir + "/best.safetensors"; }
+
+Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLoss,
+                std::string *split) {
   const ProgramInfo &info = program.info();
   if (Status s = validateProgramInfo(info); !s.ok()) return s;
   if (options.batches < 1) return Status::error("--batches must be at least 1");
@@ -473,13 +542,24 @@ Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLo
     return s;
   }
   BatchSource data;
-  if (Status s = BatchSource::open(info.inputs, options.data, options.seed, data); !s.ok())
+  if (Status s = BatchSource::open(info.inputs, options.data, options.seed, options.valFraction,
+                                   data);
+      !s.ok())
     return s;
+  if (!options.trainingSplit && !data.hasHeldOut())
+    return Status::error("eval: " + data.describeHeldOut() +
+                         "; pass --split train to score training batches, or a --val-fraction");
+  if (split)
+    *split = options.trainingSplit ? "training batches 0.." + std::to_string(options.batches - 1) +
+                                         " of seed " + std::to_string(options.seed)
+                                   : "held out: " + data.describeHeldOut();
   if (Status s = program.selectDevice(options.device); !s.ok()) return s.withContext("--device");
   if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
   double sum = 0;
   for (int64_t b = 0; b < options.batches; ++b) {
-    if (Status s = data.fill(static_cast<uint64_t>(b), buffers.batch); !s.ok()) return s;
+    Status filled = options.trainingSplit ? data.fill(static_cast<uint64_t>(b), buffers.batch)
+                                          : data.fillHeldOut(static_cast<uint64_t>(b), buffers.batch);
+    if (!filled.ok()) return filled;
     double loss = 0;
     if (Status s = program.evaluate(buffers, b, loss); !s.ok()) return s;
     sum += loss;

@@ -46,6 +46,10 @@ struct TrainOptions {
   std::string initFrom;          // --init-from FILE.safetensors
   std::string saveParams;        // --save-params FILE.safetensors
   int keepCheckpoints = 2;       // checkpoints kept in checkpointDir (>= 1)
+  double valFraction = 0.05;     // --val-fraction: the tail of --data held out (BatchSource.h)
+  int64_t evalEvery = 0;         // --eval-every: validate every N steps (and at the end); 0: never
+  int64_t evalBatches = 10;      // --eval-batches: held-out batches per validation
+  bool checkpointBest = false;   // --checkpoint-best: keep DIR/best.safetensors (best val loss)
   /// If set, polled after every step: once non-zero (a SIGINT handler sets it), the run stops,
   /// writes a checkpoint (with --checkpoint-dir) and returns an error saying how to resume.
   const volatile std::sig_atomic_t *interrupted = nullptr;
@@ -56,6 +60,8 @@ struct TrainResult {
   int64_t firstStep = 0;  // the first step this run executed
   int64_t endStep = 0;    // steps completed at the end (the total)
   double lastLoss = 0;    // the loss of the last step run (0 if none ran)
+  double bestValLoss = 0;  // the lowest validation loss of this run (with --eval-every)
+  int64_t bestValStep = -1;  // steps done when it was measured; -1: no validation ran
   std::string lastCheckpoint;  // the last checkpoint written, if any
 };
 
@@ -71,12 +77,19 @@ struct EvalOptions {
   std::string device = "auto";  // --device
   std::string initFrom;       // --init-from FILE.safetensors
   std::string checkpointDir;  // --checkpoint-dir: the params of its newest checkpoint
-  int64_t batches = 10;       // --batches: batches 0..N-1 of the seed's stream
+  int64_t batches = 10;       // --batches: held-out batches 0..N-1 (or the seed's training ones)
+  double valFraction = 0.05;  // --val-fraction: as for train (it must match to be held out)
+  bool trainingSplit = false;  // --split train: score training batches 0..N-1 instead
 };
 
 /// The mean loss of `options.batches` batches under program.evaluate, with params from
-/// --init-from, the newest checkpoint, or the initialisers.
-Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLoss);
+/// --init-from, the newest checkpoint, or the initialisers. `split`, if given, receives what
+/// was scored (BatchSource::describeHeldOut, or the training batches).
+Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLoss,
+                std::string *split = nullptr);
+
+/// CHECKPOINT_DIR/best.safetensors: the checkpoint of the best validation loss.
+std::string bestCheckpointPath(const std::string &dir);
 
 /// CHECKPOINT_DIR/checkpoint-<step, 10 digits>.safetensors.
 std::string checkpointPath(const std::string &dir, int64_t step);

@@ -103,6 +103,7 @@ class SoftmaxRegression : public StepProgram {
     return {};
   }
 
+  bool canEvaluate() const override { return true; }
   Status evaluate(const StepBuffers &buf, int64_t, double &loss) override {
     std::vector<float> gw, gb;
     int64_t correct;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -388,8 +389,19 @@ TEST(TrainingLoop, DataFileErrors) {
     EXPECT_EQ(s.message().rfind("--data: " + dir.path(c.file) + ": ", 0), 0u) << s.message();
     EXPECT_NE(s.message().find(c.expected), std::string::npos) << s.message();
   }
+  // One window is enough with nothing held out; holding out one more window needs 34 tokens.
   writeText(dir.path("ok.txt"), std::string(17, 'x'));
   options.data = dir.path("ok.txt");
+  Status held = runTrain(program, options);
+  ASSERT_FALSE(held.ok());
+  EXPECT_NE(held.message().find("leaves fewer than one window to train on; lower --val-fraction"),
+            std::string::npos)
+      << held.message();
+  options.valFraction = 0;
+  EXPECT_TRUE(runTrain(program, options).ok());
+  options.valFraction = kDefaultValFraction;
+  writeText(dir.path("ok34.txt"), std::string(34, 'x'));
+  options.data = dir.path("ok34.txt");
   EXPECT_TRUE(runTrain(program, options).ok());
   // A directory is not a data file.
   options.data = dir.dir();
@@ -511,8 +523,8 @@ TEST(TrainingLoop, InvalidProgramsAreRejected) {
 TEST(BatchSource, BatchesArePureFunctionsOfSeedAndStep) {
   BigramLM program;
   BatchSource a, b;
-  ASSERT_TRUE(BatchSource::open(program.info().inputs, "", 7, a).ok());
-  ASSERT_TRUE(BatchSource::open(program.info().inputs, "", 7, b).ok());
+  ASSERT_TRUE(BatchSource::open(program.info().inputs, "", 7, kDefaultValFraction, a).ok());
+  ASSERT_TRUE(BatchSource::open(program.info().inputs, "", 7, kDefaultValFraction, b).ok());
   EXPECT_EQ(a.identity(), "builtin");
   EXPECT_EQ(a.tokensPerStep(), 64);
   std::vector<int32_t> t1(64), y1(64), t2(64), y2(64);
@@ -536,7 +548,7 @@ TEST(BatchSource, EachTokenInputGetsTokensOfItsOwnVocabulary) {
   InputSpec bytes{"bytes", InputSource::kTokenStream, {2, 8}, DType::kI32, 256, 0};
   InputSpec small{"small", InputSource::kTokenStream, {2, 8}, DType::kI32, 10, 0};
   BatchSource source;
-  ASSERT_TRUE(BatchSource::open({bytes, small}, "", 5, source).ok());
+  ASSERT_TRUE(BatchSource::open({bytes, small}, "", 5, kDefaultValFraction, source).ok());
   std::vector<int32_t> b(16), by(16), s(16), sy(16);
   std::vector<TensorBuffer> batch = {{"bytes", DType::kI32, {2, 8}, b.data()},
                                      {"bytes.targets", DType::kI32, {2, 8}, by.data()},
@@ -550,6 +562,128 @@ TEST(BatchSource, EachTokenInputGetsTokensOfItsOwnVocabulary) {
     aboveTen = aboveTen || b[k] >= 10;
   }
   EXPECT_TRUE(aboveTen) << "the byte input's tokens were folded into the smaller vocabulary";
+}
+
+// A data file's held-out tail is never read by training, and held-out batches read it in
+// consecutive windows: the file's first 300 bytes are below 100, its last 100 at least 200.
+TEST(BatchSource, TrainingNeverReadsTheHeldOutTail) {
+  TempDir dir;
+  std::vector<uint8_t> bytes;
+  for (int i = 0; i < 400; ++i) bytes.push_back(static_cast<uint8_t>(i < 300 ? i % 100 : 200 + i % 50));
+  writeBytes(dir.path("data.bin"), bytes);
+  InputSpec input{"tokens", InputSource::kTokenStream, {4, 8}, DType::kI32, 256, 0};
+  BatchSource source;
+  ASSERT_TRUE(BatchSource::open({input}, dir.path("data.bin"), 3, 0.25, source).ok());
+  EXPECT_TRUE(source.hasHeldOut());
+  EXPECT_NE(source.describeHeldOut().find("the last 25% of"), std::string::npos)
+      << source.describeHeldOut();
+  EXPECT_NE(source.describeHeldOut().find("100 tokens, 12 windows of 8"), std::string::npos)
+      << source.describeHeldOut();
+  std::vector<int32_t> x(32), y(32);
+  std::vector<TensorBuffer> batch = {{"tokens", DType::kI32, {4, 8}, x.data()},
+                                     {"tokens.targets", DType::kI32, {4, 8}, y.data()}};
+  for (uint64_t step = 0; step < 200; ++step) {
+    ASSERT_TRUE(source.fill(step, batch).ok());
+    for (int k = 0; k < 32; ++k) ASSERT_TRUE(x[k] < 100 && y[k] < 100) << "step " << step;
+  }
+  // Held-out batch 0 is windows 0..3 of the tail (tokens 300 + 8 r ..), batch 3 wraps around
+  // the 12 windows to windows 0..3 again.
+  ASSERT_TRUE(source.fillHeldOut(0, batch).ok());
+  for (int r = 0; r < 4; ++r)
+    for (int t = 0; t < 8; ++t) {
+      EXPECT_EQ(x[r * 8 + t], bytes[300 + 8 * r + t]);
+      EXPECT_EQ(y[r * 8 + t], bytes[300 + 8 * r + t + 1]);
+    }
+  std::vector<int32_t> first = x;
+  ASSERT_TRUE(source.fillHeldOut(3, batch).ok());
+  EXPECT_EQ(x, first);
+  // The split changes what training reads, so it is part of the data's identity.
+  BatchSource other;
+  ASSERT_TRUE(BatchSource::open({input}, dir.path("data.bin"), 3, 0.1, other).ok());
+  EXPECT_NE(other.identity(), source.identity());
+  // Nothing held out: no validation. Too much held out: a clear error.
+  BatchSource none;
+  ASSERT_TRUE(BatchSource::open({input}, dir.path("data.bin"), 3, 0.0, none).ok());
+  EXPECT_FALSE(none.hasHeldOut());
+  EXPECT_NE(none.fillHeldOut(0, batch).message().find("--val-fraction 0 holds no data out"),
+            std::string::npos);
+  BatchSource greedy;
+  Status s = BatchSource::open({input}, dir.path("data.bin"), 3, 0.99, greedy);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("leaves fewer than one window to train on"), std::string::npos)
+      << s.message();
+}
+
+// Built-in data holds out a stream of its own: held-out batches are not training batches.
+TEST(BatchSource, BuiltinDataHasItsOwnHeldOutStream) {
+  InputSpec tokens{"tokens", InputSource::kTokenStream, {4, 16}, DType::kI32, 256, 0};
+  InputSpec points{"data", InputSource::kClassification, {8, 4}, DType::kF32, 0, 3};
+  BatchSource text, classes;
+  ASSERT_TRUE(BatchSource::open({tokens}, "", 1, kDefaultValFraction, text).ok());
+  ASSERT_TRUE(BatchSource::open({points}, "", 1, kDefaultValFraction, classes).ok());
+  EXPECT_TRUE(text.hasHeldOut());
+  std::vector<int32_t> x(64), y(64), hx(64), hy(64);
+  auto tokenBatch = [](std::vector<int32_t> &a, std::vector<int32_t> &b) {
+    return std::vector<TensorBuffer>{{"tokens", DType::kI32, {4, 16}, a.data()},
+                                     {"tokens.targets", DType::kI32, {4, 16}, b.data()}};
+  };
+  ASSERT_TRUE(text.fill(0, tokenBatch(x, y)).ok());
+  ASSERT_TRUE(text.fillHeldOut(0, tokenBatch(hx, hy)).ok());
+  EXPECT_NE(x, hx);
+  std::vector<float> f(32), hf(32);
+  std::vector<int32_t> l(8), hl(8);
+  ASSERT_TRUE(classes.fill(0, {{"data", DType::kF32, {8, 4}, f.data()},
+                               {"data.labels", DType::kI32, {8}, l.data()}}).ok());
+  ASSERT_TRUE(classes.fillHeldOut(0, {{"data", DType::kF32, {8, 4}, hf.data()},
+                                      {"data.labels", DType::kI32, {8}, hl.data()}}).ok());
+  EXPECT_NE(f, hf);
+}
+
+// --eval-every validates on held-out batches: val_loss in the metrics of every Nth step and the
+// last, the best reported, and --checkpoint-best keeps its checkpoint.
+TEST(TrainingLoop, ValidatesWhileTraining) {
+  TempDir dir;
+  SoftmaxRegression program;
+  TrainOptions options;
+  options.steps = 30;
+  options.evalEvery = 10;
+  options.evalBatches = 3;
+  options.checkpointDir = dir.dir();
+  options.checkpointBest = true;
+  TrainResult result;
+  ASSERT_TRUE(runTrain(program, options, dir.path("m.jsonl"), &result).ok());
+  std::vector<JsonValue> lines = readMetrics(dir.path("m.jsonl"));
+  ASSERT_EQ(lines.size(), 30u);
+  std::vector<double> val;
+  for (const JsonValue &line : lines)
+    if (line.find("val_loss")) val.push_back(numberOf(line, "val_loss"));
+  ASSERT_EQ(val.size(), 3u);
+  EXPECT_LT(val[2], val[0]);
+  EXPECT_GE(result.bestValStep, 10);
+  EXPECT_NEAR(result.bestValLoss, *std::min_element(val.begin(), val.end()), 1e-6);
+  EXPECT_TRUE(readBytes(bestCheckpointPath(dir.dir())).size() > 0);
+  // The validation is the eval command's held-out loss of the same parameters.
+  EvalOptions eval;
+  eval.checkpointDir = dir.dir();
+  eval.batches = 3;
+  double loss = 0;
+  std::string split;
+  ASSERT_TRUE(evaluate(program, eval, loss, &split).ok());
+  EXPECT_NEAR(loss, val[2], 1e-6);
+  EXPECT_NE(split.find("held out"), std::string::npos);
+  EvalOptions training = eval;
+  training.trainingSplit = true;
+  double trainLoss = 0;
+  ASSERT_TRUE(evaluate(program, training, trainLoss).ok());
+  EXPECT_NE(trainLoss, loss);
+  // --checkpoint-best without validation is refused.
+  TrainOptions bad = options;
+  bad.evalEvery = 0;
+  TempDir other;
+  bad.checkpointDir = other.dir();
+  Status s = runTrain(program, bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--checkpoint-best needs"), std::string::npos) << s.message();
 }
 
 }  // namespace
