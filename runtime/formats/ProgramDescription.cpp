@@ -164,6 +164,7 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   root.add("defaultSteps", num(static_cast<double>(info.defaultSteps)));
   root.add("flopsPerStep", num(info.flopsPerStep));
   root.add("executedFlopsPerStep", num(info.executedFlopsPerStep));
+  root.add("samFlopsPerStep", num(info.samFlopsPerStep));
   root.add("plannedBytes", num(static_cast<double>(info.plannedBytes)));
   root.add("kernelCount", num(static_cast<double>(info.kernelCount)));
   JsonValue extra = JsonValue::array();
@@ -235,6 +236,8 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
   info.flopsPerStep = r.number(root, "flopsPerStep");
   if (const JsonValue *e = root.find("executedFlopsPerStep"); e && e->isNumber())
     info.executedFlopsPerStep = std::strtod(e->text.c_str(), nullptr);
+  if (const JsonValue *e = root.find("samFlopsPerStep"); e && e->isNumber())
+    info.samFlopsPerStep = std::strtod(e->text.c_str(), nullptr);
   info.plannedBytes = r.integer(root, "plannedBytes");
   info.kernelCount = r.integer(root, "kernelCount");
   if (const JsonValue *a = r.member(root, "extraMetrics", JsonValue::Kind::kArray))

@@ -75,6 +75,7 @@ struct ProgramInfo {
   /// Floating-point operations of one step, for `info` (0 if unknown).
   double flopsPerStep = 0;          // model FLOPs: 3 x the forward's contractions (MFU's)
   double executedFlopsPerStep = 0;  // all the compiled step computes (SAM, recompute); 0: unknown
+  double samFlopsPerStep = 0;       // SAM's second pass's contractions (not in flopsPerStep)
   /// Bytes of working memory the step plans for, for `info` (0 if unknown).
   int64_t plannedBytes = 0;
   /// Kernels of the compiled step, for `info` (0 if unknown).

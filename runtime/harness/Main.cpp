@@ -101,6 +101,9 @@ std::string infoText(const StepProgram &program) {
   // the step executes (SAM's second pass, recomputation and elementwise work included).
   text += "FLOPs per step " +
           (info.flopsPerStep > 0 ? formatCount(info.flopsPerStep) : std::string("unknown")) + "\n";
+  if (info.samFlopsPerStep > 0)
+    text += "SAM's second pass FLOPs per step " + formatCount(info.samFlopsPerStep) +
+            " (beside the model FLOPs; MFU leaves it out)\n";
   if (info.executedFlopsPerStep > 0)
     text += "executed FLOPs per step " + formatCount(info.executedFlopsPerStep) + "\n";
   text += "planned memory " +

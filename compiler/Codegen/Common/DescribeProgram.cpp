@@ -283,6 +283,9 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
     // SAM second pass, no recomputation, no elementwise work. Executed FLOPs: everything the
     // compiled @train_step computes.
     info.flopsPerStep = 3 * countFlops(eval, /*contractionsOnly=*/true);
+    // SAM's second forward and backward (at the perturbed weights) on the same contractions:
+    // work the step does beyond the model FLOPs, reported apart so MFU stays comparable.
+    if (succeeded(config) && config->samRho > 0) info.samFlopsPerStep = info.flopsPerStep;
     info.executedFlopsPerStep = countFlops(train, /*contractionsOnly=*/false);
     return mlir::success();
   }

@@ -19,6 +19,7 @@ ProgramDescription sample() {
   d.info.fingerprint = "toy-1";
   d.info.flopsPerStep = 123.5;
   d.info.executedFlopsPerStep = 456.25;
+  d.info.samFlopsPerStep = 78.5;
   d.info.kernelCount = 4;
   d.info.kernelNames = {"kernel_0_generic [2xf32]", "gemm NN = [1x2xf32]"};
   d.info.extraMetrics = {"sam_loss"};
@@ -62,6 +63,7 @@ TEST(ProgramDescription, RoundTrips) {
   EXPECT_EQ(out.info.fingerprint, "toy-1");
   EXPECT_EQ(out.info.flopsPerStep, 123.5);
   EXPECT_EQ(out.info.executedFlopsPerStep, 456.25);
+  EXPECT_EQ(out.info.samFlopsPerStep, 78.5);
   EXPECT_EQ(out.info.kernelCount, 4);
   EXPECT_EQ(out.info.kernelNames, in.info.kernelNames);
   EXPECT_EQ(out.info.params.at(0).init.mean, -1.25);
