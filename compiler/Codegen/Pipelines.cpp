@@ -74,7 +74,15 @@ void buildKernels(mlir::OpPassManager &pm) {
 // owns, and statically shaped result allocations are replaced by the out-parameter itself (no
 // copy at the end). Fills sink to their first use so a GEMM overwrites instead of
 // accumulating; kernels are outlined, then tiled to scf.forall, then placed in the arena.
-void buildBuffers(mlir::OpPassManager &pm) {
+// The kernels' tiling is the target's: about 64 tiles for the CPU's threads, two waves of the
+// SMs of `gpuArch` (non-empty: a CUDA target) for its blocks.
+void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch) {
+  std::string tiling = "step-tile-kernels";
+  std::string error;
+  if (!gpuArch.empty())
+    if (const GpuTarget *gpu = lookupGpuTarget(gpuArch, error))
+      tiling += "{target-tiles=" + std::to_string(gpuTargetTiles(*gpu)) +
+                " min-tile-work=" + std::to_string(kGpuBlockThreads) + " at-least}";
   addPipeline(pm,
               "step-drop-model,step-update-in-place,eliminate-empty-tensors,"
               "one-shot-bufferize{bufferize-function-boundaries "
@@ -82,7 +90,7 @@ void buildBuffers(mlir::OpPassManager &pm) {
               "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
               "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
               "step-sink-fills,step-contractions-to-library,step-gemm-epilogues,canonicalize,"
-              "step-outline-kernels,step-tile-kernels,step-plan-memory");
+              "step-outline-kernels," + tiling + ",step-plan-memory");
 }
 
 // Host code of either target: loops, views to pointer arithmetic, the LLVM dialect with
@@ -145,6 +153,12 @@ struct GpuArchOptions : mlir::PassPipelineOptions<GpuArchOptions> {
                               llvm::cl::desc("the NVIDIA architecture (GpuTargets.h)"),
                               llvm::cl::init("sm_90")};
 };
+struct BuffersOptions : mlir::PassPipelineOptions<BuffersOptions> {
+  Option<std::string> gpuArch{*this, "gpu-arch",
+                              llvm::cl::desc("tile for this NVIDIA architecture's SMs (a CUDA "
+                                             "target); empty: for the CPU"),
+                              llvm::cl::init("")};
+};
 
 // The table's builders: a stage's pipeline from the options it reads.
 void stageTrain(mlir::OpPassManager &pm, const StageOptions &options) {
@@ -157,6 +171,9 @@ void stage(mlir::OpPassManager &pm, const StageOptions &) {
 template <void (*Build)(mlir::OpPassManager &, llvm::StringRef)>
 void stageForArch(mlir::OpPassManager &pm, const StageOptions &options) {
   Build(pm, options.gpuArch);
+}
+void stageBuffers(mlir::OpPassManager &pm, const StageOptions &options) {
+  buildBuffers(pm, options.target == Target::CPU ? "" : options.gpuArch);
 }
 
 const Stage kStages[] = {
@@ -176,7 +193,7 @@ const Stage kStages[] = {
     {"buffers", "bufferized: memrefs, results written to caller-owned out-parameters, every "
                 "temporary at a fixed offset of one arena; each kernel outlined into a "
                 "@kernel_N function, so @train_step is the host plan",
-     kAll, StageKind::IR, "stepc-buffers", "mlir", stage<buildBuffers>},
+     kAll, StageKind::IR, "stepc-buffers", "mlir", stageBuffers},
     {"plan", "(a view) the host plan at `buffers`: the ordered kernel calls, GEMMs, copies and "
              "loops, each buffer named by where it lives",
      kAll, StageKind::View, "", "txt", nullptr},
@@ -307,9 +324,9 @@ void registerCodegenPipelines() {
         buildLinalg);
     mlir::PassPipelineRegistration<>("stepc-kernels", "stage `kernels`: elementwise fusion",
                                      buildKernels);
-    mlir::PassPipelineRegistration<>(
+    mlir::PassPipelineRegistration<BuffersOptions>(
         "stepc-buffers", "stage `buffers`: bufferized, outlined, tiled, memory planned",
-        buildBuffers);
+        [](mlir::OpPassManager &pm, const BuffersOptions &o) { buildBuffers(pm, o.gpuArch); });
     mlir::PassPipelineRegistration<>("stepc-cpu-llvm", "stage `llvm` of --target=cpu",
                                      buildCpuLLVM);
     mlir::PassPipelineRegistration<GpuArchOptions>(

@@ -462,7 +462,8 @@ int main(int argc, char **argv) {
     return stepc::runInInterpreter(*module, run, llvm::outs());
   }
   // Every stage of the target up to --emit, in order; views print from the module as it is.
-  // A CUDA executable also carries the CPU step, compiled from the shared `buffers` stage.
+  // A CUDA executable also carries the CPU step, compiled from the shared `kernels` stage (from
+  // `buffers` on, the tiling is each target's own).
   std::string dumpDir = absl::GetFlag(FLAGS_dump_phases_to);
   std::string output = absl::GetFlag(FLAGS_o);
   mlir::OwningOpRef<mlir::ModuleOp> cpuStep;
@@ -473,10 +474,10 @@ int main(int argc, char **argv) {
     bool wanted = &stage == emit || !dumpDir.empty();
     if (stage.kind == cg::StageKind::View && !wanted) continue;
     view.clear();
-    if (failed(cg::runStage(stage, *module, stageOptions, &view))) return 1;
     if (llvm::StringRef(stage.name) == "buffers" && buildExecutable &&
         cg::targetInfo(*target).embedsCpuStep)
       cpuStep = mlir::OwningOpRef<mlir::ModuleOp>(module->clone());
+    if (failed(cg::runStage(stage, *module, stageOptions, &view))) return 1;
     if (!dumpDir.empty()) {
       if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
         return fail("cannot create '" + dumpDir + "': " + ec.message());
@@ -496,8 +497,9 @@ int main(int argc, char **argv) {
                                      stageOptions.gpuArch);
     cg::StageOptions cpuOptions = stageOptions;
     cpuOptions.target = cg::Target::CPU;
-    if (failed(cg::runStage(*cg::findStage(cg::Target::CPU, "llvm"), *cpuStep, cpuOptions)))
-      return 1;
+    for (const char *name : {"buffers", "llvm"})
+      if (failed(cg::runStage(*cg::findStage(cg::Target::CPU, name), *cpuStep, cpuOptions)))
+        return 1;
     return buildTrainingExecutable(*cpuStep, model, argv[0], *module, stageOptions.gpuArch);
   }
   if (emit->kind == cg::StageKind::View) return writeText(view, output.empty() ? "-" : output) ? 0 : 1;

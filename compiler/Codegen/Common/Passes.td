@@ -61,6 +61,11 @@ def TileKernels : Pass<"step-tile-kernels", "mlir::ModuleOp"> {
            "About how many forall iterations a kernel is split into">,
     Option<"minWork", "min-work", "int64_t", "32768",
            "Kernels with fewer loop iterations than this stay whole">,
+    Option<"minTileWork", "min-tile-work", "int64_t", "0",
+           "At least this many loop iterations per tile (0: no bound); a GPU block's threads">,
+    Option<"atLeast", "at-least", "bool", "false",
+           "target-tiles is a floor, not an estimate: a divisor chunk is only taken below the "
+           "even chunk (the GPU's two waves must hold)">,
   ];
 }
 

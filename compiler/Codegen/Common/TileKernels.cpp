@@ -10,9 +10,15 @@
 // sizes are chosen for about `target-tiles` iterations: outer dimensions with tile size 1
 // until the product of their sizes reaches the target, then the next dimension in chunks,
 // preferring a chunk that divides it (static tile shapes vectorise best). Kernels smaller than
-// `min-work` iterations stay as they are: splitting them costs more than it saves.
+// `min-work` iterations stay as they are: splitting them costs more than it saves. With
+// `min-tile-work`, a kernel is split into at most work / min-tile-work tiles (the GPU's: a
+// tile is a block, which should have work for its threads), and with `at-least` the target is
+// a floor (a dividing chunk is looked for below the even one, not above). The CPU pipeline asks for about
+// 64 tiles; the CUDA one for two waves of the target's SMs (GpuTargets.h).
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
+
 #include "compiler/Codegen/Common/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,7 +39,7 @@ namespace {
 // Tile sizes for the leading parallel dimensions of `ranges` (0 = not tiled), or none if the
 // op should stay whole.
 llvm::SmallVector<int64_t> chooseTileSizes(mlir::linalg::LinalgOp op, int64_t targetTiles,
-                                           int64_t minWork) {
+                                           int64_t minWork, int64_t minTileWork, bool atLeast) {
   llvm::SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   auto iterators = op.getIteratorTypesArray();
   int64_t work = 1;
@@ -44,6 +50,7 @@ llvm::SmallVector<int64_t> chooseTileSizes(mlir::linalg::LinalgOp op, int64_t ta
   if (work < minWork || ranges.empty() ||
       iterators.front() != mlir::utils::IteratorType::parallel)
     return {};
+  if (minTileWork > 0) targetTiles = std::min(targetTiles, std::max<int64_t>(work / minTileWork, 2));
   llvm::SmallVector<int64_t> sizes(ranges.size(), 0);
   int64_t tiles = 1;
   for (size_t d = 0; d < ranges.size(); ++d) {
@@ -56,12 +63,20 @@ llvm::SmallVector<int64_t> chooseTileSizes(mlir::linalg::LinalgOp op, int64_t ta
       if (n == want) break;
       continue;
     }
-    int64_t chunk = (n + want - 1) / want;
-    for (int64_t c = chunk; c <= 2 * chunk && c <= n; ++c)
-      if (n % c == 0) {
-        chunk = c;
-        break;
-      }
+    int64_t chunk = atLeast ? std::max<int64_t>(1, n / want) : (n + want - 1) / want;
+    if (atLeast) {
+      for (int64_t c = chunk; c >= std::max<int64_t>(1, chunk / 2); --c)
+        if (n % c == 0) {
+          chunk = c;
+          break;
+        }
+    } else {
+      for (int64_t c = chunk; c <= 2 * chunk && c <= n; ++c)
+        if (n % c == 0) {
+          chunk = c;
+          break;
+        }
+    }
     sizes[d] = chunk;
     tiles *= (n + chunk - 1) / chunk;
     break;
@@ -87,7 +102,7 @@ struct TileKernelsPass : impl::TileKernelsBase<TileKernelsPass> {
         op->emitError("--step-tile-kernels expects bufferized kernels");
         return signalPassFailure();
       }
-      llvm::SmallVector<int64_t> sizes = chooseTileSizes(op, targetTiles, minWork);
+      llvm::SmallVector<int64_t> sizes = chooseTileSizes(op, targetTiles, minWork, minTileWork, atLeast);
       if (sizes.empty()) continue;
       rewriter.setInsertionPoint(op);
       llvm::SmallVector<mlir::OpFoldResult> tileSizes;

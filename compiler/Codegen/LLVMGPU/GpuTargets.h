@@ -35,9 +35,22 @@ llvm::ArrayRef<GpuTarget> allGpuTargets();
 /// The table's entry for `arch`, or null with `error` saying what was expected.
 const GpuTarget *lookupGpuTarget(llvm::StringRef arch, std::string &error);
 
-/// Blocks a grid-stride kernel is given: 8 per SM, so each SM has several resident blocks and
-/// each thread still takes several elements.
-inline int64_t maxGridBlocks(const GpuTarget &target) { return 8 * target.sms; }
+/// Threads per block of the CUDA kernels (at most; KernelsToGpu.cpp).
+constexpr int64_t kGpuBlockThreads = 256;
+/// Threads an SM keeps resident (sm_80 to sm_100 alike).
+constexpr int64_t kGpuThreadsPerSm = 2048;
+
+/// One wave: the blocks of kGpuBlockThreads all SMs hold at once (8 per SM). A grid-stride
+/// kernel is given one wave, so each thread still takes several elements.
+inline int64_t maxGridBlocks(const GpuTarget &target) {
+  return target.sms * (kGpuThreadsPerSm / kGpuBlockThreads);
+}
+
+/// Tiles (= blocks) a large tiled kernel is split into for this GPU: two waves, so the last
+/// wave's stragglers and the SMs' uneven progress cost at most half a wave (the CPU's tiling,
+/// 64 tiles for two cores, would leave most of a 132-SM part idle). A tile keeps at least a
+/// block's worth of iterations (kGpuBlockThreads).
+inline int64_t gpuTargetTiles(const GpuTarget &target) { return 2 * maxGridBlocks(target); }
 
 }  // namespace stepc::codegen
 

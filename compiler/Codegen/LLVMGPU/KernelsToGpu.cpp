@@ -52,7 +52,7 @@ namespace stepc::codegen {
 
 namespace {
 
-constexpr int64_t kMaxThreads = 256;
+constexpr int64_t kMaxThreads = kGpuBlockThreads;
 
 // Replaces the top-level scf.forall of `fn` (if any) by the block id's tile; returns the tile
 // count, or 0 without a forall (a kernel whose grid is free for its own spreading).
