@@ -83,6 +83,9 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch) {
     if (const GpuTarget *gpu = lookupGpuTarget(gpuArch, error))
       tiling += "{target-tiles=" + std::to_string(gpuTargetTiles(*gpu)) +
                 " min-tile-work=" + std::to_string(kGpuBlockThreads) + " at-least}";
+  // A CUDA target's plan carries its roofline prediction (the `plan` view and `info` print it).
+  std::string predict =
+      gpuArch.empty() ? "" : (",step-predict-step-time{gpu-arch=" + gpuArch + "}").str();
   addPipeline(pm,
               "step-drop-model,step-update-in-place,eliminate-empty-tensors,"
               "one-shot-bufferize{bufferize-function-boundaries "
@@ -90,7 +93,7 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch) {
               "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
               "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
               "step-sink-fills,step-contractions-to-library,step-gemm-epilogues,canonicalize,"
-              "step-outline-kernels," + tiling + ",step-plan-memory");
+              "step-outline-kernels," + tiling + ",step-plan-memory" + predict);
 }
 
 // Host code of either target: loops, views to pointer arithmetic, the LLVM dialect with

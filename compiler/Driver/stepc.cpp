@@ -478,6 +478,11 @@ int main(int argc, char **argv) {
         cg::targetInfo(*target).embedsCpuStep)
       cpuStep = mlir::OwningOpRef<mlir::ModuleOp>(module->clone());
     if (failed(cg::runStage(stage, *module, stageOptions, &view))) return 1;
+    // The executable's description (read from the CPU step) carries the CUDA step's predicted
+    // time, which the CUDA `buffers` stage adds.
+    if (llvm::StringRef(stage.name) == "buffers" && cpuStep)
+      if (mlir::Attribute description = (*module)->getAttr("step.program"))
+        (*cpuStep)->setAttr("step.program", description);
     if (!dumpDir.empty()) {
       if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
         return fail("cannot create '" + dumpDir + "': " + ec.message());

@@ -165,6 +165,12 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   root.add("flopsPerStep", num(info.flopsPerStep));
   root.add("executedFlopsPerStep", num(info.executedFlopsPerStep));
   root.add("samFlopsPerStep", num(info.samFlopsPerStep));
+  if (info.predictedStepSeconds > 0) {
+    root.add("predictedStepSeconds", num(info.predictedStepSeconds));
+    root.add("predictedLaunchSeconds", num(info.predictedLaunchSeconds));
+    root.add("predictedLaunches", num(static_cast<double>(info.predictedLaunches)));
+    root.add("predictionDevice", JsonValue::string(info.predictionDevice));
+  }
   root.add("plannedBytes", num(static_cast<double>(info.plannedBytes)));
   root.add("kernelCount", num(static_cast<double>(info.kernelCount)));
   JsonValue extra = JsonValue::array();
@@ -238,6 +244,13 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
     info.executedFlopsPerStep = std::strtod(e->text.c_str(), nullptr);
   if (const JsonValue *e = root.find("samFlopsPerStep"); e && e->isNumber())
     info.samFlopsPerStep = std::strtod(e->text.c_str(), nullptr);
+  if (const JsonValue *e = root.find("predictedStepSeconds"); e && e->isNumber()) {
+    info.predictedStepSeconds = std::strtod(e->text.c_str(), nullptr);
+    info.predictedLaunchSeconds = r.number(root, "predictedLaunchSeconds");
+    info.predictedLaunches = static_cast<int64_t>(r.number(root, "predictedLaunches"));
+    if (const JsonValue *dev = root.find("predictionDevice"); dev && dev->isString())
+      info.predictionDevice = dev->text;
+  }
   info.plannedBytes = r.integer(root, "plannedBytes");
   info.kernelCount = r.integer(root, "kernelCount");
   if (const JsonValue *a = r.member(root, "extraMetrics", JsonValue::Kind::kArray))

@@ -76,6 +76,11 @@ struct ProgramInfo {
   double flopsPerStep = 0;          // model FLOPs: 3 x the forward's contractions (MFU's)
   double executedFlopsPerStep = 0;  // all the compiled step computes (SAM, recompute); 0: unknown
   double samFlopsPerStep = 0;       // SAM's second pass's contractions (not in flopsPerStep)
+  /// The roofline prediction of the CUDA step (--step-predict-step-time); 0: none.
+  double predictedStepSeconds = 0;
+  double predictedLaunchSeconds = 0;  // of which launch costs
+  int64_t predictedLaunches = 0;
+  std::string predictionDevice;       // "sm_90 (H100 SXM)"
   /// Bytes of working memory the step plans for, for `info` (0 if unknown).
   int64_t plannedBytes = 0;
   /// Kernels of the compiled step, for `info` (0 if unknown).

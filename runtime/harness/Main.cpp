@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cinttypes>
+#include <cstdio>
 #include <string>
 
 #include "runtime/harness/Cli.h"
@@ -113,6 +114,17 @@ std::string infoText(const StepProgram &program) {
   text += "kernels " +
           (info.kernelCount > 0 ? std::to_string(info.kernelCount) : std::string("unknown")) +
           "\n";
+  // The compiler's roofline of the CUDA step (PredictStepTime.cpp), to judge a GPU run by.
+  if (info.predictedStepSeconds > 0) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "predicted CUDA step %.3f ms on %s (roofline at data-sheet peaks; %.3f ms of "
+                  "it for %lld launches outside a CUDA graph)\n",
+                  info.predictedStepSeconds * 1e3, info.predictionDevice.c_str(),
+                  info.predictedLaunchSeconds * 1e3,
+                  static_cast<long long>(info.predictedLaunches));
+    text += line;
+  }
   // What GPU this machine has, through the CUDA driver if there is one (runtime/hal/Device.h).
   text += "gpu " + program.describeGpu() + "\n";
   return text;

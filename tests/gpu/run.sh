@@ -13,7 +13,9 @@
 #    against its CPU step.
 # 2. byte_lm and gpt2_124m: the median step time of steps 2-6 on the GPU, tokens/s, and MFU
 #    against the FP32 peak (H200: 67 TFLOP/s; FP32 GEMMs on cuBLASLt); byte_lm_bf16 and
-#    gpt2_124m_bf16 against the dense BF16 peak (989 TFLOP/s; bf16 GEMMs on the tensor cores).
+#    gpt2_124m_bf16 against the dense BF16 peak (989 TFLOP/s; bf16 GEMMs on the tensor cores),
+#    and the measured step beside the compiler's roofline prediction (`info`: predicted CUDA
+#    step, tests/lit/compiler/Codegen/LLVMGPU/predict_step_time.test).
 # Ends with "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -50,7 +52,8 @@ for m in byte_lm gpt2_124m byte_lm_bf16 gpt2_124m_bf16; do
   peak=67e12 peakName="67 TFLOP/s FP32"
   [[ $m == *_bf16 ]] && peak=989e12 peakName="989 TFLOP/s dense BF16"
   if "$work/$m" train --steps 6 --device cuda --metrics "$work/$m.jsonl" > "$work/$m.log" 2>&1; then
-    if python3 - "$work/$m.jsonl" "$m" "$("$work/$m" info | grep '^FLOPs per step')" "$peak" "$peakName" <<'PY'
+    if python3 - "$work/$m.jsonl" "$m" "$("$work/$m" info | grep '^FLOPs per step')" "$peak" "$peakName" \
+         "$("$work/$m" info | grep '^predicted CUDA step')" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 ms = statistics.median(r["step_ms"] for r in rows[1:])
@@ -64,6 +67,10 @@ if dev:  # the step on the device alone (CUDA events), without the host's batch 
     device = f"; on the device {dms:.1f} ms, MFU {100 * flops / (dms / 1e3) / float(sys.argv[4]):.1f}%"
 print(f"== {sys.argv[2]}: median step {ms:.1f} ms, {tps:.0f} tokens/s, "
       f"{flops / 1e12:.2f} TFLOP/step, MFU {100 * mfu:.1f}% of {sys.argv[5]}{device}")
+# The compiler's roofline ("predicted CUDA step X ms on ..."), written before the run.
+if sys.argv[6]:
+    predicted = float(sys.argv[6].split()[3])
+    print(f"   measured {ms:.1f} ms vs predicted {predicted:.1f} ms: {ms / predicted:.2f}x the roofline")
 # Floors, so a run that "finished" with nonsense fails: finite losses, a real rate.
 bad = [r["step"] for r in rows if not (r["loss"] == r["loss"] and abs(r["loss"]) < float("inf"))]
 if bad or not (mfu > 0 and tps > 0):

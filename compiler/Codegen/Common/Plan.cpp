@@ -5,6 +5,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/Format.h"
 
 namespace stepc::codegen {
 namespace {
@@ -74,6 +75,23 @@ class PlanPrinter {
     return out;
   }
 
+  // "  ~ 1.50 MB, 2.10 MFLOP, 2048 blocks, 4.1 us" from a CUDA plan's step.estimate.
+  static std::string estimate(mlir::Operation &op) {
+    auto e = op.getAttrOfType<mlir::DictionaryAttr>("step.estimate");
+    if (!e) return "";
+    auto number = [&](llvm::StringRef key) {
+      auto f = llvm::dyn_cast_or_null<mlir::FloatAttr>(e.get(key));
+      return f ? f.getValueAsDouble() : 0.0;
+    };
+    auto blocks = llvm::dyn_cast_or_null<mlir::IntegerAttr>(e.get("blocks"));
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::format("  ~ %.3g MB, %.3g MFLOP, ", number("bytes") / 1e6, number("flops") / 1e6);
+    if (blocks && blocks.getInt() > 0) os << blocks.getInt() << " blocks, ";
+    os << llvm::format("%.3g us", number("seconds") * 1e6);
+    return text;
+  }
+
   void block(mlir::Block &b, int depth) {
     std::string indent(2 * depth, ' ');
     for (mlir::Operation &op : b) {
@@ -81,9 +99,9 @@ class PlanPrinter {
         if (call.getCallee().starts_with("stepc_profile_")) continue;
         bool gemm = call.getCallee().starts_with("stepc_");
         os_ << indent << (gemm ? "gemm " : "kernel ") << call.getCallee() << "(" << operands(call)
-            << ")\n";
+            << ")" << estimate(op) << "\n";
       } else if (auto copy = llvm::dyn_cast<mlir::memref::CopyOp>(op)) {
-        os_ << indent << "copy " << operands(copy) << "\n";
+        os_ << indent << "copy " << operands(copy) << estimate(op) << "\n";
       } else if (auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op)) {
         llvm::APInt lo, hi;
         bool known = mlir::matchPattern(loop.getLowerBound(), mlir::m_ConstantInt(&lo)) &&
@@ -112,6 +130,22 @@ mlir::LogicalResult printPlan(mlir::ModuleOp module, llvm::raw_ostream &os) {
     os << "// memory: " << memory << "\n";
   if (auto kernels = module->getAttrOfType<mlir::DictionaryAttr>("step.kernels"))
     os << "// kernels: " << kernels << "\n";
+  if (auto prediction = module->getAttrOfType<mlir::DictionaryAttr>("step.prediction")) {
+    auto number = [&](llvm::StringRef key) {
+      auto f = llvm::dyn_cast_or_null<mlir::FloatAttr>(prediction.get(key));
+      return f ? f.getValueAsDouble() : 0.0;
+    };
+    auto device = llvm::dyn_cast_or_null<mlir::StringAttr>(prediction.get("device"));
+    auto launches = llvm::dyn_cast_or_null<mlir::IntegerAttr>(prediction.get("launches"));
+    os << llvm::format("// predicted @train_step on %s (roofline at data-sheet peaks): %.3f ms = "
+                       "%.3f ms compute-bound + %.3f ms memory-bound (of which GEMMs %.3f ms) + "
+                       "%.3f ms for %lld launches; %.3g GB moved, %.3g GFLOP\n",
+                       device ? device.getValue().str().c_str() : "?", number("seconds") * 1e3,
+                       number("compute_bound_seconds") * 1e3, number("memory_bound_seconds") * 1e3,
+                       number("gemm_seconds") * 1e3, number("launch_seconds") * 1e3,
+                       static_cast<long long>(launches ? launches.getInt() : 0),
+                       number("bytes") / 1e9, number("flops") / 1e9);
+  }
   for (auto fn : module.getOps<mlir::func::FuncOp>()) {
     if (fn.isExternal() || fn->hasAttr("step.kernel")) continue;
     PlanPrinter(fn, os).print();

@@ -23,6 +23,14 @@ def LowerGpuReductions : Pass<"step-lower-gpu-reductions", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def PredictStepTime : Pass<"step-predict-step-time", "mlir::ModuleOp"> {
+  let summary = "Annotates the `buffers`-stage plan with a roofline estimate per command and of the whole CUDA step";
+  let options = [
+    Option<"gpuArch", "gpu-arch", "std::string", "\"sm_90\"",
+           "The NVIDIA architecture (GpuTargets.h) whose peaks the estimate uses">,
+  ];
+}
+
 def CudaHost : Pass<"step-cuda-host", "mlir::ModuleOp"> {
   let summary = "Readies the gpu-stage host plan for device memory: runtime arena, CUDA GEMMs, device copies";
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];

@@ -1,0 +1,244 @@
+//===- PredictStepTime.cpp - --step-predict-step-time --------------------===//
+//
+// A roofline prediction of the CUDA step, so the first run on a GPU is compared with a number
+// written down before it (issue: "a GPU path ready to be judged on first contact"). At the
+// `buffers` stage every command of @train_step is still one call with its operands' shapes:
+//
+//   kernel  bytes = the sizes of its memref operands (each read or written once: fusion left
+//           no re-reads to model), FLOPs = the loop iterations of its linalg ops times the
+//           float arith/math ops of their bodies, blocks = its scf.forall tiles (the CUDA
+//           tiling, GpuTargets.h) or, untiled, min(one wave, iterations / 256);
+//   GEMM    M, N, K from the views (K = |A| N / |C|), FLOPs = 2 M N K, its dtype's peak
+//           (f32: the CUDA cores, since the GEMMs compute in FP32; bf16: the tensor cores);
+//   copy    bytes read and written.
+//
+// Each takes max(FLOPs / peak, bytes / HBM bandwidth) at the data-sheet peaks of --gpu-arch,
+// plus a launch cost (kLaunchSeconds) per command: the step is launched command by command,
+// not as a CUDA graph. Commands inside loops count once per iteration. The estimate is a
+// bound, optimistic in the way rooflines are (peak rates, no tail effects); the GPU tests
+// print it beside the measured step.
+//
+// Each command gets `step.estimate = {bytes, flops, blocks, seconds}` (the `plan` view prints
+// it), the module `step.prediction`, and the step.program description the predicted step
+// (`info` prints it).
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <cmath>
+
+#include "compiler/Codegen/LLVMGPU/GpuTargets.h"
+#include "compiler/Codegen/LLVMGPU/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
+#include "runtime/formats/ProgramDescription.h"
+
+namespace stepc::codegen {
+
+#define GEN_PASS_DEF_PREDICTSTEPTIME
+#include "compiler/Codegen/LLVMGPU/Passes.h.inc"
+
+namespace {
+
+// The host-side cost of one launch (cudaLaunchKernel or a cuBLASLt call) outside a CUDA graph,
+// which a step of hundreds of small kernels pays in full.
+constexpr double kLaunchSeconds = 3e-6;
+
+double bytesOf(mlir::Value v) {
+  // The GEMM interface takes dynamically shaped casts of static views: size the static one.
+  if (auto cast = v.getDefiningOp<mlir::memref::CastOp>()) v = cast.getSource();
+  auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
+  if (!type || !type.hasStaticShape()) return 0;
+  return static_cast<double>(type.getNumElements()) *
+         static_cast<double>(std::max<unsigned>(type.getElementTypeBitWidth() / 8, 1));
+}
+
+double elementsOf(mlir::Value v) {
+  if (auto cast = v.getDefiningOp<mlir::memref::CastOp>()) v = cast.getSource();
+  auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
+  return type && type.hasStaticShape() ? static_cast<double>(type.getNumElements()) : 0;
+}
+
+int64_t lastDim(mlir::Value v) {
+  if (auto cast = v.getDefiningOp<mlir::memref::CastOp>()) v = cast.getSource();
+  auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
+  return type && type.getRank() > 0 && type.hasStaticShape() ? type.getShape().back() : 0;
+}
+
+bool isFloatOp(mlir::Operation &op) {
+  if (op.getNumResults() != 1 || !llvm::isa<mlir::FloatType>(op.getResult(0).getType()))
+    return false;
+  llvm::StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
+  return (dialect == "arith" && !llvm::isa<mlir::arith::ConstantOp, mlir::arith::SelectOp>(op) &&
+          op.getNumOperands() > 0 && !llvm::isa<mlir::arith::ExtFOp, mlir::arith::TruncFOp>(op)) ||
+         dialect == "math";
+}
+
+struct Estimate {
+  double bytes = 0, flops = 0, blocks = 1, seconds = 0;
+  bool computeBound = false;
+};
+
+// max(compute, memory) time at the peaks, and which bound it is.
+void bound(Estimate &e, double peakFlops, const GpuTarget &gpu) {
+  double compute = e.flops / peakFlops, memory = e.bytes / gpu.hbmBytesPerSecond;
+  e.computeBound = compute > memory;
+  e.seconds = std::max(compute, memory);
+}
+
+struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
+  using PredictStepTimeBase::PredictStepTimeBase;
+
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    std::string error;
+    const GpuTarget *gpu = lookupGpuTarget(gpuArch, error);
+    if (!gpu) {
+      module.emitError(error);
+      return signalPassFailure();
+    }
+    auto train = module.lookupSymbol<mlir::func::FuncOp>("train_step");
+    if (!train || train.isExternal()) {
+      module.emitError("--step-predict-step-time expects @train_step at the `buffers` stage");
+      return signalPassFailure();
+    }
+    double total = 0, compute = 0, memory = 0, launches = 0, gemmSeconds = 0;
+    double bytes = 0, flops = 0;
+    walkPlan(train.getBody().front(), 1, [&](mlir::Operation *op, double times) {
+      Estimate e;
+      bool gemm = false;
+      if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
+        if (call.getCallee().starts_with("stepc_profile_")) return;
+        auto callee = module.lookupSymbol<mlir::func::FuncOp>(call.getCallee());
+        gemm = call.getCallee().starts_with("stepc_");
+        e = gemm ? estimateGemm(call, *gpu) : estimateKernel(call, callee, *gpu);
+      } else if (auto copy = llvm::dyn_cast<mlir::memref::CopyOp>(op)) {
+        e.bytes = 2 * bytesOf(copy.getSource());
+        bound(e, gpu->fp32Flops, *gpu);
+      } else {
+        return;
+      }
+      double busy = e.seconds;
+      e.seconds += kLaunchSeconds;
+      mlir::Builder b(op->getContext());
+      op->setAttr("step.estimate",
+                  b.getDictionaryAttr({b.getNamedAttr("bytes", b.getF64FloatAttr(e.bytes)),
+                                       b.getNamedAttr("flops", b.getF64FloatAttr(e.flops)),
+                                       b.getNamedAttr("blocks", b.getI64IntegerAttr(
+                                                                    static_cast<int64_t>(e.blocks))),
+                                       b.getNamedAttr("seconds", b.getF64FloatAttr(e.seconds))}));
+      total += times * e.seconds;
+      launches += times;
+      bytes += times * e.bytes;
+      flops += times * e.flops;
+      if (gemm) gemmSeconds += times * busy;
+      (e.computeBound ? compute : memory) += times * busy;
+    });
+    mlir::Builder b(&getContext());
+    std::string device = std::string(gpu->arch) + " (" + gpu->part + ")";
+    module->setAttr(
+        "step.prediction",
+        b.getDictionaryAttr({b.getNamedAttr("device", b.getStringAttr(device)),
+                             b.getNamedAttr("seconds", b.getF64FloatAttr(total)),
+                             b.getNamedAttr("gemm_seconds", b.getF64FloatAttr(gemmSeconds)),
+                             b.getNamedAttr("compute_bound_seconds", b.getF64FloatAttr(compute)),
+                             b.getNamedAttr("memory_bound_seconds", b.getF64FloatAttr(memory)),
+                             b.getNamedAttr("launch_seconds",
+                                            b.getF64FloatAttr(launches * kLaunchSeconds)),
+                             b.getNamedAttr("launches", b.getI64IntegerAttr(
+                                                            static_cast<int64_t>(launches))),
+                             b.getNamedAttr("bytes", b.getF64FloatAttr(bytes)),
+                             b.getNamedAttr("flops", b.getF64FloatAttr(flops))}));
+    if (auto text = module->getAttrOfType<mlir::StringAttr>("step.program")) {
+      rt::ProgramDescription d;
+      if (rt::Status s = rt::parseProgramDescription(text.str(), d); !s.ok()) {
+        module.emitError("bad `step.program` description: ") << s.message();
+        return signalPassFailure();
+      }
+      d.info.predictedStepSeconds = total;
+      d.info.predictedLaunchSeconds = launches * kLaunchSeconds;
+      d.info.predictedLaunches = static_cast<int64_t>(launches);
+      d.info.predictionDevice = device;
+      module->setAttr("step.program", b.getStringAttr(rt::writeProgramDescription(d)));
+    }
+  }
+
+  // Calls every command of the plan with how many times it runs (loop trip counts).
+  void walkPlan(mlir::Block &block, double times,
+                llvm::function_ref<void(mlir::Operation *, double)> visit) {
+    for (mlir::Operation &op : block) {
+      if (llvm::isa<mlir::func::CallOp, mlir::memref::CopyOp>(op)) {
+        visit(&op, times);
+        continue;
+      }
+      double inner = times;
+      if (auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op)) {
+        llvm::APInt lo, hi, step;
+        if (mlir::matchPattern(loop.getLowerBound(), mlir::m_ConstantInt(&lo)) &&
+            mlir::matchPattern(loop.getUpperBound(), mlir::m_ConstantInt(&hi)) &&
+            mlir::matchPattern(loop.getStep(), mlir::m_ConstantInt(&step)) && !step.isZero())
+          inner *= static_cast<double>(((hi - lo).getSExtValue() + step.getSExtValue() - 1) /
+                                       step.getSExtValue());
+      }
+      for (mlir::Region &r : op.getRegions())
+        for (mlir::Block &b : r) walkPlan(b, inner, visit);
+    }
+  }
+
+  static double peakOf(mlir::Operation *op, const GpuTarget &gpu) {
+    auto call = llvm::dyn_cast<mlir::func::CallOp>(op);
+    return call && call.getCallee().ends_with("_bf16") ? gpu.bf16Flops : gpu.fp32Flops;
+  }
+
+  static Estimate estimateGemm(mlir::func::CallOp call, const GpuTarget &gpu) {
+    Estimate e;
+    // (A, B, C, ...) for stepc_[batch_]matmul_*; (A, B, D, bias, R, ...) for the epilogue form.
+    mlir::Value a = call.getOperand(0), c = call.getOperand(2);
+    double n = static_cast<double>(lastDim(c)), outputs = elementsOf(c);
+    double k = outputs > 0 ? elementsOf(a) * n / outputs : 0;
+    e.flops = 2 * outputs * k;
+    for (mlir::Value v : call.getOperands()) e.bytes += bytesOf(v);
+    bound(e, peakOf(call, gpu), gpu);
+    e.blocks = 0;  // the library's choice
+    return e;
+  }
+
+  static Estimate estimateKernel(mlir::func::CallOp call, mlir::func::FuncOp kernel,
+                                 const GpuTarget &gpu) {
+    Estimate e;
+    for (mlir::Value v : call.getOperands()) e.bytes += bytesOf(v);
+    double tiles = 1, iterations = 0;
+    if (kernel && !kernel.isExternal()) {
+      kernel.walk([&](mlir::scf::ForallOp forall) {
+        double n = 1;
+        for (std::optional<int64_t> ub : forall.getStaticUpperBound())
+          n *= ub ? static_cast<double>(*ub) : 1;
+        tiles = std::max(tiles, n);
+      });
+      kernel.walk([&](mlir::linalg::LinalgOp op) {
+        double n = 1;
+        for (int64_t r : op.getStaticLoopRanges())
+          n *= r == mlir::ShapedType::kDynamic ? 1 : static_cast<double>(r);
+        double perIteration = 0;
+        for (mlir::Operation &inner : op->getRegion(0).front())
+          if (isFloatOp(inner)) perIteration += 1;
+        bool tiled = op->getParentOfType<mlir::scf::ForallOp>() != nullptr;
+        double count = tiled ? n * tiles : n;
+        iterations = std::max(iterations, count);
+        e.flops += count * perIteration;
+      });
+    }
+    e.blocks = tiles > 1 ? tiles
+                         : std::clamp(std::ceil(iterations / kGpuBlockThreads), 1.0,
+                                      static_cast<double>(maxGridBlocks(gpu)));
+    bound(e, gpu.fp32Flops, gpu);
+    return e;
+  }
+};
+
+}  // namespace
+
+}  // namespace stepc::codegen
