@@ -150,8 +150,8 @@ struct BatchMatmulLowering : mlir::OpRewritePattern<step::BatchMatmulOp> {
 };
 
 // embedding: a generic over the result [..., D] reading the id of each position (its map drops
-// the last loop) and the table entry [id, d] with tensor.extract. Ids must be in range: the
-// compiled code does not check them (the interpreter does).
+// the last loop) and the table entry [id, d] with tensor.extract, the id clamped to the table
+// (clampedIndex: no read out of bounds).
 struct EmbeddingLowering : mlir::OpRewritePattern<step::EmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::EmbeddingOp op,
@@ -170,7 +170,8 @@ struct EmbeddingLowering : mlir::OpRewritePattern<step::EmbeddingOp> {
         loc, mlir::TypeRange{resultType}, mlir::ValueRange{op.getIds()},
         mlir::ValueRange{emptyTensor(rw, loc, resultType)}, maps, iterators,
         [&](mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange args) {
-          Value row = b.create<mlir::arith::IndexCastOp>(l, b.getIndexType(), args[0]);
+          Value row = clampedIndex(b, l, args[0],
+                                   llvm::cast<mlir::RankedTensorType>(table.getType()).getDimSize(0));
           Value col = b.create<mlir::linalg::IndexOp>(l, rank - 1);
           Value v = b.create<mlir::tensor::ExtractOp>(l, table, mlir::ValueRange{row, col});
           b.create<mlir::linalg::YieldOp>(l, v);

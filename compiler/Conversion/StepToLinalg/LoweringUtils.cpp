@@ -1,9 +1,11 @@
 //===- LoweringUtils.cpp - helpers shared by the linalg patterns ---------===//
 #include "compiler/Conversion/StepToLinalg/LoweringUtils.h"
 
+#include <algorithm>
 #include <limits>
 #include <numeric>
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -137,6 +139,14 @@ mlir::Value reduceAxisKeepdim(mlir::OpBuilder &b, mlir::Location loc, mlir::Valu
   llvm::SmallVector<int64_t> keepShape(type.getShape());
   keepShape[axis] = 1;
   return reshapeTo(b, loc, generic.getResult(0), mlir::RankedTensorType::get(keepShape, element));
+}
+
+mlir::Value clampedIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id, int64_t size) {
+  mlir::Value index = b.create<mlir::arith::IndexCastOp>(loc, b.getIndexType(), id);
+  mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+  mlir::Value last = b.create<mlir::arith::ConstantIndexOp>(loc, std::max<int64_t>(size - 1, 0));
+  return b.create<mlir::arith::MinSIOp>(loc, b.create<mlir::arith::MaxSIOp>(loc, index, zero),
+                                        last);
 }
 
 }  // namespace stepc::lowering

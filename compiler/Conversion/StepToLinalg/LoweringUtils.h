@@ -48,6 +48,12 @@ mlir::Value reduceAxisKeepdim(mlir::OpBuilder &b, mlir::Location loc, mlir::Valu
 
 bool isFloat(mlir::Type elementType);
 
+/// An integer id as an index into a dimension of `size`, clamped to [0, size - 1]: compiled
+/// code never reads or writes out of bounds. Ids whose range the model fixes (token inputs,
+/// labels, iotas) are checked against the size when the model is verified (ShapeRules.cpp);
+/// the clamp guards ids computed in the model, which the interpreter reports when out of range.
+mlir::Value clampedIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id, int64_t size);
+
 }  // namespace stepc::lowering
 
 #endif  // STEPC_COMPILER_CONVERSION_STEPTOLINALG_LOWERINGUTILS_H

@@ -115,7 +115,7 @@ struct EmbeddingGradLowering : mlir::OpRewritePattern<step::EmbeddingGradOp> {
         loc, zero, upper, one, mlir::ValueRange{result},
         [&](mlir::OpBuilder &b, mlir::Location l, Value iv, mlir::ValueRange carried) {
           Value id = b.create<mlir::tensor::ExtractOp>(l, ids, mlir::ValueRange{iv});
-          Value row = b.create<mlir::arith::IndexCastOp>(l, b.getIndexType(), id);
+          Value row = clampedIndex(b, l, id, resultType.getDimSize(0));  // no write out of bounds
           llvm::SmallVector<mlir::OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(d)};
           llvm::SmallVector<mlir::OpFoldResult> strides(2, b.getIndexAttr(1));
           llvm::SmallVector<mlir::OpFoldResult> gradAt = {iv, b.getIndexAttr(0)};

@@ -55,8 +55,7 @@ struct SoftmaxLowering : mlir::OpRewritePattern<OpTy> {
 
 // cross_entropy: log_softmax over the last axis, the negated entry of each position's target
 // (a generic over the targets reading it with tensor.extract), then the sum or the mean over
-// all positions unless `reduction = "none"`. Targets must be in range: the compiled code does
-// not check them (the interpreter does).
+// all positions unless `reduction = "none"`. Targets are clamped to the classes (clampedIndex).
 struct CrossEntropyLowering : mlir::OpRewritePattern<step::CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::CrossEntropyOp op,
@@ -75,7 +74,7 @@ struct CrossEntropyLowering : mlir::OpRewritePattern<step::CrossEntropyOp> {
           llvm::SmallVector<Value> indices;
           for (int64_t d = 0; d < rank - 1; ++d)
             indices.push_back(b.create<mlir::linalg::IndexOp>(l, d));
-          indices.push_back(b.create<mlir::arith::IndexCastOp>(l, b.getIndexType(), a[0]));
+          indices.push_back(clampedIndex(b, l, a[0], logitsType.getShape().back()));
           Value v = b.create<mlir::tensor::ExtractOp>(l, lsm, indices);
           return b.create<mlir::arith::NegFOp>(l, v);
         });

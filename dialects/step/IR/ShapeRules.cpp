@@ -8,6 +8,7 @@
 #include "dialects/step/IR/ShapeRules.h"
 
 #include "dialects/step/IR/StepDialect.h"
+#include "dialects/step/IR/StepSpecs.h"
 #include "llvm/ADT/STLExtras.h"
 #include "mlir/IR/Diagnostics.h"
 
@@ -25,6 +26,9 @@ using mlir::MLIRContext;
 using mlir::RankedTensorType;
 using mlir::success;
 using mlir::Type;
+using mlir::Value;
+using mlir::Operation;
+using mlir::OpResult;
 
 std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {
   size_t rank = 0;
@@ -334,6 +338,45 @@ STEP_INFER(BatchMatmulOp) {
   return success();
 }
 
+// The values integer ids can take when the model fixes them, as an exclusive upper bound: a
+// token input's vocabulary (tokens and targets), a classification input's class count, an
+// iota's extent along its axis. None for ids computed any other way (the compiled code clamps
+// those, see StepToLinalg's clampedIndex; the interpreter reports them).
+static std::optional<int64_t> idBound(Value ids, std::string &source) {
+  Operation *def = ids ? ids.getDefiningOp() : nullptr;
+  if (auto input = llvm::dyn_cast_or_null<InputOp>(def)) {
+    llvm::StringRef kind = specKind(input.getSource());
+    if (kind == "token_stream") {
+      source = "token_stream(vocab = " + std::to_string(specInt(input.getSource(), "vocab")) + ")";
+      return specInt(input.getSource(), "vocab");
+    }
+    if (kind == "classification" && llvm::cast<OpResult>(ids).getResultNumber() == 1) {
+      source = "classification(classes = " +
+               std::to_string(specInt(input.getSource(), "classes")) + ")";
+      return specInt(input.getSource(), "classes");
+    }
+  }
+  if (auto iota = llvm::dyn_cast_or_null<IotaOp>(def)) {
+    auto type = llvm::dyn_cast<RankedTensorType>(iota.getType());
+    std::optional<int64_t> axis = type ? normalizeAxis(iota.getAxis(), type.getRank()) : std::nullopt;
+    if (axis && !type.isDynamicDim(*axis)) {
+      source = "an iota along an axis of " + std::to_string(type.getDimSize(*axis));
+      return type.getDimSize(*axis);
+    }
+  }
+  return std::nullopt;
+}
+
+// Ids whose range the model fixes must fit what they index: statically checked, not clamped.
+static LogicalResult checkIdRange(const Reporter &r, Value ids, int64_t size, bool targets) {
+  std::string source;
+  std::optional<int64_t> bound = idBound(ids, source);
+  if (!bound || *bound <= size) return success();
+  return r.fail(targets ? "the logits have " : "the table has ", size,
+                targets ? " classes but the targets come from " : " rows but the ids come from ",
+                source, " (values up to ", *bound - 1, "): they would index past it");
+}
+
 STEP_INFER(EmbeddingOp) {
   Reporter r{loc};
   if (failed(checkAttrs(ctx, r, adaptor))) return failure();
@@ -344,6 +387,9 @@ STEP_INFER(EmbeddingOp) {
     return r.fail("expected a rank-2 table [V, D], found ", shapeString(table->getShape()));
   if (!ids->getElementType().isSignlessInteger(32) && !ids->getElementType().isSignlessInteger(64))
     return r.fail("expected i32 or i64 ids, found ", ids->getElementType());
+  if (!table->isDynamicDim(0) &&
+      failed(checkIdRange(r, adaptor.getIds(), table->getDimSize(0), /*targets=*/false)))
+    return failure();
   SmallVector<int64_t> shape(ids->getShape());
   shape.push_back(table->getDimSize(1));
   out.push_back(RankedTensorType::get(shape, table->getElementType()));
@@ -509,6 +555,9 @@ STEP_INFER(CrossEntropyOp) {
     return r.fail("expected targets of shape ", shapeString(logits->getShape().drop_back()),
                   " (the logits without the class dimension), found ",
                   shapeString(targets->getShape()));
+  if (!logits->isDynamicDim(logits->getRank() - 1) &&
+      failed(checkIdRange(r, adaptor.getTargets(), logits->getShape().back(), /*targets=*/true)))
+    return failure();
   if (adaptor.getReduction() == "none")
     out.push_back(RankedTensorType::get(targets->getShape(), logits->getElementType()));
   else

@@ -258,7 +258,10 @@ func.func @softmax(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
 // CHECK:       %[[LOSSES:.+]] = linalg.generic {indexing_maps = [#[[T]], #[[T]]], iterator_types = ["parallel"]} ins(%arg1 : tensor<3xi32>) outs(%{{.+}} : tensor<3xf32>)
 // CHECK-NEXT:  ^bb0(%[[TGT:.+]]: i32, %{{.+}}: f32):
 // CHECK-NEXT:    %[[ROW:.+]] = linalg.index 0 : index
-// CHECK-NEXT:    %[[COL:.+]] = arith.index_cast %[[TGT]] : i32 to index
+// The target is clamped to the 5 classes: no read out of bounds.
+// CHECK-NEXT:    %[[T0:.+]] = arith.index_cast %[[TGT]] : i32 to index
+// CHECK:         %[[T1:.+]] = arith.maxsi %[[T0]], %{{.+}} : index
+// CHECK-NEXT:    %[[COL:.+]] = arith.minsi %[[T1]], %{{.+}} : index
 // CHECK-NEXT:    %[[V:.+]] = tensor.extract %{{.+}}[%[[ROW]], %[[COL]]] : tensor<3x5xf32>
 // CHECK-NEXT:    %[[NEG:.+]] = arith.negf %[[V]] : f32
 // CHECK-NEXT:    linalg.yield %[[NEG]] : f32
@@ -307,13 +310,17 @@ func.func @norms(%x: tensor<2x3xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>)
 // -----
 
 // Tests that embedding is a generic over the result whose id operand drops the last loop, and
-// whose body reads table[id, d] with tensor.extract.
+// whose body reads table[clamp(id, 0, 6), d] with tensor.extract (no read out of bounds).
 // CHECK-DAG: #[[IDS:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @embedding
 // CHECK:       %[[G:.+]] = linalg.generic {indexing_maps = [#[[IDS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x3xi64>) outs(%{{.+}} : tensor<2x3x4xf32>)
 // CHECK-NEXT:  ^bb0(%[[ID:.+]]: i64, %{{.+}}: f32):
-// CHECK-NEXT:    %[[ROW:.+]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK-NEXT:    %[[R0:.+]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C6:.+]] = arith.constant 6 : index
+// CHECK:         %[[R1:.+]] = arith.maxsi %[[R0]], %[[C0]] : index
+// CHECK-NEXT:    %[[ROW:.+]] = arith.minsi %[[R1]], %[[C6]] : index
 // CHECK-NEXT:    %[[COL:.+]] = linalg.index 2 : index
 // CHECK-NEXT:    %[[V:.+]] = tensor.extract %arg0[%[[ROW]], %[[COL]]] : tensor<7x4xf32>
 // CHECK-NEXT:    linalg.yield %[[V]] : f32
@@ -361,14 +368,17 @@ func.func @cumsum_i32(%x: tensor<3x4xi32>) -> tensor<3x4xi32> {
 // -----
 
 // Tests that embedding_grad collapses the gradient to [N, D] and the ids to [N], zero-fills the
-// [vocab, D] result and adds gradient row n into row ids[n] in an scf.for over the ids.
+// [vocab, D] result and adds gradient row n into row ids[n] (clamped to the rows: no write
+// out of bounds) in an scf.for over the ids.
 // CHECK-LABEL: func.func @embedding_grad
 // CHECK:       %[[G:.+]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
 // CHECK:       %[[IDS:.+]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1]] : tensor<2x3xi32> into tensor<6xi32>
 // CHECK:       %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<5x4xf32>)
 // CHECK:       %[[L:.+]] = scf.for %[[N:[^ ,]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[R:[^ ,]+]] = %[[Z]]) -> (tensor<5x4xf32>)
 // CHECK:         %[[ID:.+]] = tensor.extract %[[IDS]][%[[N]]] : tensor<6xi32>
-// CHECK:         %[[V:.+]] = arith.index_cast %[[ID]] : i32 to index
+// CHECK:         %[[V0:.+]] = arith.index_cast %[[ID]] : i32 to index
+// CHECK:         %[[V1:.+]] = arith.maxsi %[[V0]], %{{.+}} : index
+// CHECK:         %[[V:.+]] = arith.minsi %[[V1]], %{{.+}} : index
 // CHECK:         %[[ROW:.+]] = tensor.extract_slice %[[G]][%[[N]], 0] [1, 4] [1, 1] : tensor<6x4xf32> to tensor<1x4xf32>
 // CHECK:         %[[CUR:.+]] = tensor.extract_slice %[[R]][%[[V]], 0] [1, 4] [1, 1] : tensor<5x4xf32> to tensor<1x4xf32>
 // The add is in place: the result's row is the generic's output.

@@ -904,3 +904,34 @@ step.model @initialiser_article {
   // expected-error @+2 {{expected an initialiser (one of zeros, ones, constant, normal, uniform, orthogonal)}}
   %w = step.param "w" [4] f32 = 
 }
+
+// -----
+
+// Tests that ids whose range the model fixes must fit what they index (compiled code clamps
+// ids; these it need not): a token input's vocabulary against an embedding table's rows...
+step.model @embedding_ids_past_table {
+  %tokens, %targets = step.input "tokens" [2, 4] i32 = token_stream(vocab = 300)
+  %table = step.param "table" [256, 8] f32 = zeros
+  // expected-error @+1 {{the table has 256 rows but the ids come from token_stream(vocab = 300) (values up to 299): they would index past it}}
+  %e = step.embedding %table, %tokens
+}
+
+// -----
+
+// ...positions (an iota over 16) against a position table of 8 rows...
+step.model @positions_past_table {
+  %tokens, %targets = step.input "tokens" [2, 16] i32 = token_stream(vocab = 64)
+  %wpe = step.param "wpe" [8, 4] f32 = zeros
+  %positions = step.iota %tokens {axis = 1, dtype = i32}
+  // expected-error @+1 {{the table has 8 rows but the ids come from an iota along an axis of 16 (values up to 15): they would index past it}}
+  %p = step.embedding %wpe, %positions
+}
+
+// -----
+
+// ...and labels of 10 classes against logits of 4.
+step.model @labels_past_logits {
+  %x, %labels = step.input "data" [8, 4] f32 = classification(classes = 10)
+  // expected-error @+1 {{the logits have 4 classes but the targets come from classification(classes = 10) (values up to 9): they would index past it}}
+  %loss = step.cross_entropy %x, %labels
+}

@@ -726,12 +726,13 @@ step.model @params_every_init dims(F = 4, I = 2, H = 4 * F, G = (F + I) * 2) {
 
 // Tests that step.input takes both data sources: token_stream gives tokens and targets of the
 // declared integer type, classification the features and i32 labels [B] (also for rank-3 features).
+// The logits have the vocabulary's 256 classes: targets of a 256-token vocabulary must fit them.
 step.model @inputs_both_sources dims(B = 3, S = 5) {
   %tokens, %targets = step.input "bytes" [B, S] i32 = token_stream(vocab = 256)
   %t64, %g64 = step.input "wide" [B, S] i64 = token_stream(vocab = 50257)
   %img, %labels = step.input "images" [B, 4, 4] f16 = classification(classes = 10)
   %feat, %cls = step.input "features" [B, 7] f64 = classification(classes = 2)
-  %table = step.param "emb" [256, 8] f32 = zeros
+  %table = step.param "emb" [256, 256] f32 = zeros
   %e = step.embedding %table, %tokens
   %loss = step.cross_entropy %e, %targets {reduction = "sum"}
   step.loss %loss
@@ -741,7 +742,7 @@ step.model @inputs_both_sources dims(B = 3, S = 5) {
 // CHECK-NEXT:    step.input "wide" [3, 5] i64 = token_stream(vocab = 50257){{$}}
 // CHECK-NEXT:    step.input "images" [3, 4, 4] f16 = classification(classes = 10){{$}}
 // CHECK-NEXT:    step.input "features" [3, 7] f64 = classification(classes = 2){{$}}
-// CHECK-NEXT:    %[[TABLE:.+]] = step.param "emb" [256, 8] f32 = zeros
+// CHECK-NEXT:    %[[TABLE:.+]] = step.param "emb" [256, 256] f32 = zeros
 // CHECK-NEXT:    %[[E:.+]] = step.embedding %[[TABLE]], %[[TOK]]{{$}}
 // CHECK-NEXT:    %[[LOSS:.+]] = step.cross_entropy %[[E]], %[[TGT]] {reduction = "sum"}{{$}}
 // CHECK-NEXT:    step.loss %[[LOSS]]
@@ -749,7 +750,7 @@ step.model @inputs_both_sources dims(B = 3, S = 5) {
 // GENERIC:     "step.input"() {name = "wide", source = {kind = "token_stream", vocab = 50257 : i64}, type = tensor<3x5xi64>} : () -> (tensor<3x5xi64>, tensor<3x5xi64>)
 // GENERIC:     "step.input"() {name = "images", source = {classes = 10 : i64, kind = "classification"}, type = tensor<3x4x4xf16>} : () -> (tensor<3x4x4xf16>, tensor<3xi32>)
 // GENERIC:     "step.input"() {name = "features", source = {classes = 2 : i64, kind = "classification"}, type = tensor<3x7xf64>} : () -> (tensor<3x7xf64>, tensor<3xi32>)
-// GENERIC:     "step.cross_entropy"(%{{.+}}, %{{.+}}) {reduction = "sum"} : (tensor<3x5x8xf32>, tensor<3x5xi32>) -> tensor<f32>
+// GENERIC:     "step.cross_entropy"(%{{.+}}, %{{.+}}) {reduction = "sum"} : (tensor<3x5x256xf32>, tensor<3x5xi32>) -> tensor<f32>
 
 // -----
 
