@@ -91,7 +91,19 @@ class Differentiator {
                                 "through it";
     llvm::SmallVector<Value> resultGrads, operandGrads;
     for (Value r : op->getResults()) resultGrads.push_back(adjoint.lookup(r));
+    mlir::Block *block = b.getInsertionBlock();
+    mlir::Block::iterator end = b.getInsertionPoint();
+    Operation *before = end == block->begin() ? nullptr : &*std::prev(end);
     if (failed(vjp.buildVjp(b, resultGrads, operandGrads))) return mlir::failure();
+    // The gradient's ops are named after the op they differentiate, at its location, so a
+    // later stage can say "the gradient of op 'step.gelu'" (--debug-nan) where a bare name
+    // would say 'step.mul'.
+    auto name = mlir::NameLoc::get(
+        mlir::StringAttr::get(op->getContext(), "gradient of " + op->getName().getStringRef()),
+        op->getLoc());
+    for (mlir::Block::iterator it = before ? std::next(before->getIterator()) : block->begin();
+         it != end; ++it)
+      it->walk([&](Operation *inner) { inner->setLoc(name); });
     for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
       if (isActive(operand)) accumulate(operand, grad);
     return mlir::success();

@@ -75,8 +75,9 @@ void buildKernels(mlir::OpPassManager &pm) {
 // copy at the end). Fills sink to their first use so a GEMM overwrites instead of
 // accumulating; kernels are outlined, then tiled to scf.forall, then placed in the arena.
 // The kernels' tiling is the target's: about 64 tiles for the CPU's threads, two waves of the
-// SMs of `gpuArch` (non-empty: a CUDA target) for its blocks.
-void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch) {
+// SMs of `gpuArch` (non-empty: a CUDA target) for its blocks. `debugNan` (the CPU's only: the
+// checks run on the host) checks every kernel's outputs for NaN and Inf.
+void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNan) {
   std::string tiling = "step-tile-kernels";
   std::string error;
   if (!gpuArch.empty())
@@ -93,7 +94,8 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch) {
               "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
               "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
               "step-sink-fills,step-contractions-to-library,step-gemm-epilogues,canonicalize,"
-              "step-outline-kernels," + tiling + ",step-plan-memory" + predict);
+              "step-outline-kernels," + tiling + ",step-plan-memory" + predict +
+                  (debugNan && gpuArch.empty() ? ",step-check-finite" : ""));
 }
 
 // Host code of either target: loops, views to pointer arithmetic, the LLVM dialect with
@@ -161,6 +163,9 @@ struct BuffersOptions : mlir::PassPipelineOptions<BuffersOptions> {
                               llvm::cl::desc("tile for this NVIDIA architecture's SMs (a CUDA "
                                              "target); empty: for the CPU"),
                               llvm::cl::init("")};
+  Option<bool> debugNan{*this, "debug-nan",
+                        llvm::cl::desc("check every kernel's outputs for NaN and Inf (CPU)"),
+                        llvm::cl::init(false)};
 };
 
 // The table's builders: a stage's pipeline from the options it reads.
@@ -176,7 +181,7 @@ void stageForArch(mlir::OpPassManager &pm, const StageOptions &options) {
   Build(pm, options.gpuArch);
 }
 void stageBuffers(mlir::OpPassManager &pm, const StageOptions &options) {
-  buildBuffers(pm, options.target == Target::CPU ? "" : options.gpuArch);
+  buildBuffers(pm, options.target == Target::CPU ? "" : options.gpuArch, options.debugNan);
 }
 
 const Stage kStages[] = {
@@ -329,7 +334,9 @@ void registerCodegenPipelines() {
                                      buildKernels);
     mlir::PassPipelineRegistration<BuffersOptions>(
         "stepc-buffers", "stage `buffers`: bufferized, outlined, tiled, memory planned",
-        [](mlir::OpPassManager &pm, const BuffersOptions &o) { buildBuffers(pm, o.gpuArch); });
+        [](mlir::OpPassManager &pm, const BuffersOptions &o) {
+          buildBuffers(pm, o.gpuArch, o.debugNan);
+        });
     mlir::PassPipelineRegistration<>("stepc-cpu-llvm", "stage `llvm` of --target=cpu",
                                      buildCpuLLVM);
     mlir::PassPipelineRegistration<GpuArchOptions>(

@@ -62,6 +62,7 @@ struct StageOptions {
   Target target = Target::CPU;
   std::string gpuArch = "sm_90";  // --gpu-arch: GpuTargets.h
   train::BuildTrainStepOptions train;  // the `train` stage: overrides of the step.config
+  bool debugNan = false;  // --debug-nan: the CPU step checks every kernel's outputs (CheckFinite)
   /// An empty string when the options are valid, else the error to print.
   std::string validate() const;
 };

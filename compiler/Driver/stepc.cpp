@@ -57,6 +57,10 @@ ABSL_FLAG(std::string, target, "cpu",
           "after another: checks the GPU mapping's numbers without a GPU)");
 ABSL_FLAG(std::string, gpu_arch, "sm_90", "`compile --target=cuda`: the NVIDIA architecture");
 ABSL_FLAG(bool, keep_object, false, "`compile`: also keep the object file as OUTPUT.o");
+ABSL_FLAG(bool, debug_nan, false,
+          "`compile`: after every kernel and GEMM the CPU step checks its outputs; the first NaN "
+          "or Inf stops the run naming the model op it came from (file:line:col: op 'step.x'). "
+          "Slower: for finding where a NaN starts");
 ABSL_FLAG(std::string, dump_phases_to, "",
           "also write every stage up to --emit into DIR as NN.STAGE.mlir");
 ABSL_FLAG(int64_t, batch, 0, "override the leading (batch) dimension of every input (0: keep)");
@@ -106,6 +110,9 @@ Usage:
                   [--clip=none|global_norm|agc] override the model's step.config.
                   [--precision=bf16] (compile): matmuls and convolutions in bf16, norms,
                   softmax, losses and sums in f32, f32 master weights and optimizer state.
+                  [--debug-nan] (compile): the CPU step checks every kernel's and GEMM's
+                  outputs; the first NaN or Inf stops the run naming the model op it came
+                  from ("model.mlir:12:8: op 'step.rsqrt' ... produced +Inf"). Slower.
   stepc run MODEL.mlir [--steps=N] [--seed=S] [--precision=f64|declared|bf16] [--data=FILE]
                 [--init-from=P.safetensors] [--save-params=P.safetensors] [training flags]
       Train N steps in the executables' training loop with the reference interpreter as the
@@ -399,6 +406,7 @@ int main(int argc, char **argv) {
   cg::StageOptions stageOptions;
   stageOptions.gpuArch = absl::GetFlag(FLAGS_gpu_arch);
   stageOptions.train = trainOverrides();
+  stageOptions.debugNan = absl::GetFlag(FLAGS_debug_nan);
   std::string emitName = absl::GetFlag(FLAGS_emit);
   std::optional<cg::Target> target = cg::parseTarget(absl::GetFlag(FLAGS_target), error);
   if (!target) return fail(error);

@@ -179,6 +179,11 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   JsonValue kernels = JsonValue::array();
   for (const std::string &k : info.kernelNames) kernels.items.push_back(JsonValue::string(k));
   root.add("kernels", std::move(kernels));
+  if (!d.debugChecks.empty()) {
+    JsonValue checks = JsonValue::array();
+    for (const std::string &c : d.debugChecks) checks.items.push_back(JsonValue::string(c));
+    root.add("debugChecks", std::move(checks));
+  }
   JsonValue params = JsonValue::array();
   for (const ParamSpec &p : info.params) {
     JsonValue o = JsonValue::object();
@@ -258,6 +263,8 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
   // Optional: descriptions without a profile table are fine.
   if (const JsonValue *a = root.find("kernels"); a && a->isArray())
     for (const JsonValue &k : a->items) info.kernelNames.push_back(k.text);
+  if (const JsonValue *a = root.find("debugChecks"); a && a->isArray())
+    for (const JsonValue &c : a->items) d.debugChecks.push_back(c.text);
   if (const JsonValue *a = r.member(root, "params", JsonValue::Kind::kArray))
     for (const JsonValue &o : a->items) {
       ParamSpec p;

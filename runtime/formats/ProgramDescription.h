@@ -55,6 +55,9 @@ struct ProgramDescription {
   EntryDescription train;  // runs one step; results: new params, new state, metrics
   EntryDescription eval;   // the loss of params on a batch; results: {metric "loss"}
   std::string target;      // what the code was compiled for, e.g. "x86_64 znver3"
+  /// With --debug-nan: what each finiteness check of the step watches, by its id
+  /// ("model.mlir:12:8: op 'step.rsqrt' (kernel_7_generic, output 1)"); empty otherwise.
+  std::vector<std::string> debugChecks;
 };
 
 std::string writeProgramDescription(const ProgramDescription &description);

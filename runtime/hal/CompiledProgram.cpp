@@ -2,11 +2,13 @@
 #include "runtime/hal/CompiledProgram.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
 #include "runtime/hal/Device.h"
 #include "runtime/hal/Gemm.h"
+#include "runtime/hal/cpu/DebugChecks.h"
 #include "runtime/hal/cpu/ThreadPool.h"
 #include "runtime/hal/cuda/Session.h"
 
@@ -109,6 +111,19 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
     args_.push_back(scratch_[i].data());
   }
   fn(args_.data());
+  // --debug-nan: the first output of the step that held a NaN or Inf, by where it came from.
+  NonFinite bad;
+  if (takeNonFinite(bad)) {
+    char what[96];
+    std::snprintf(what, sizeof what, " produced %s at element %lld",
+                  std::isnan(bad.value) ? "NaN" : bad.value > 0 ? "+Inf" : "-Inf",
+                  static_cast<long long>(bad.element));
+    std::string check = bad.check >= 0 && static_cast<size_t>(bad.check) < description_.debugChecks.size()
+                            ? description_.debugChecks[static_cast<size_t>(bad.check)]
+                            : "check " + std::to_string(bad.check);
+    return Status::error(check + what +
+                         ": the first non-finite value of this step (--debug-nan)");
+  }
   return {};
 }
 

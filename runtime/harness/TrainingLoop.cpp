@@ -448,7 +448,8 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
     metrics = StepMetrics();
     double t0 = reporter.now();
     if (Status s = program.run(buffers, step, metrics); !s.ok())
-      return s.withContext("step " + std::to_string(step));
+      return Status::error("step " + std::to_string(step) + ": " + s.message() +
+                           checkpoints.newestFinite());
     double seconds = reporter.now() - t0;
     bool validating = options.evalEvery > 0 &&
                       ((step + 1) % options.evalEvery == 0 || step + 1 == total);

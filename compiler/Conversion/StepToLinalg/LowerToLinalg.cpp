@@ -53,6 +53,18 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     populateConvolutionPatterns(patterns);
     patterns.add<CustomGradForward>(&getContext());
 
+    // The lowered ops keep the model's locations; naming each with its step op (a NameLoc
+    // around the file location) lets later stages say which model op a kernel came from
+    // (--debug-nan: "model.mlir:12:8: op 'step.rsqrt' produced Inf"). Diagnostics still print
+    // the file location.
+    getOperation().walk([](mlir::Operation *op) {
+      if (!llvm::isa<step::StepDialect>(op->getDialect()) ||
+          !op->getParentOfType<mlir::func::FuncOp>() || llvm::isa<mlir::NameLoc>(op->getLoc()))
+        return;
+      op->setLoc(mlir::NameLoc::get(
+          mlir::StringAttr::get(op->getContext(), op->getName().getStringRef()), op->getLoc()));
+    });
+
     // Every step op in a func.func body must go: one that no pattern takes (or that its
     // pattern declines) is a located error of the conversion itself. step.model and step.func
     // declarations outside the program functions stay (they are the interface until
