@@ -449,7 +449,10 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
     double t0 = reporter.now();
     if (Status s = program.run(buffers, step, metrics); !s.ok())
       return Status::error("step " + std::to_string(step) + ": " + s.message() +
-                           checkpoints.newestFinite());
+                           (checkpoints.last().empty()
+                                ? std::string()
+                                : "; the newest checkpoint is " + checkpoints.last() +
+                                      " (--resume continues from it)"));
     double seconds = reporter.now() - t0;
     bool validating = options.evalEvery > 0 &&
                       ((step + 1) % options.evalEvery == 0 || step + 1 == total);

@@ -204,7 +204,10 @@ TEST(TrainingLoop, ResumeIsBitIdenticalToAnUninterruptedRun) {
     };
     Status s = runTrain(program, options, dir.path("resumed.jsonl"));
     ASSERT_FALSE(s.ok());
-    EXPECT_EQ(s.message(), "step 13: simulated crash");
+    // The error names the checkpoint to continue from.
+    EXPECT_EQ(s.message(), "step 13: simulated crash; the newest checkpoint is " +
+                               checkpointPath(options.checkpointDir, 10) +
+                               " (--resume continues from it)");
     std::string latest;
     int64_t step;
     ASSERT_TRUE(findLatestCheckpoint(options.checkpointDir, latest, step).ok());
