@@ -24,8 +24,8 @@ $stepc compile "$model" "${flags[@]}" -o "build/$name"
 echo
 "build/$name" info
 echo
-echo "== build/$name train --steps $steps (built-in corpus; metrics in build/$name.metrics.jsonl) =="
-"build/$name" train --steps "$steps" --metrics "build/$name.metrics.jsonl"
+echo "== build/$name train --steps $steps (built-in corpus, validated on its held-out text every 20 steps; metrics in build/$name.metrics.jsonl) =="
+"build/$name" train --steps "$steps" --metrics "build/$name.metrics.jsonl" --eval-every 20 --eval-batches 4
 python3 - "build/$name.metrics.jsonl" <<'PY'
 import json, sys
 m = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
@@ -36,3 +36,5 @@ ms = sorted(x["step_ms"] for x in m[1:] or m)[len(m[1:] or m) // 2]
 print(f"loss: {first:.3f} (mean of the first {k} steps) -> {last:.3f} (last {k}); "
       f"median step {ms:.0f} ms")
 PY
+# The run as a picture: loss (raw and smoothed), validation loss, lr, grad norm, throughput.
+echo "plot: $(tools/plot_metrics.py "build/$name.metrics.jsonl" -o "build/$name.png" --title "$name")"

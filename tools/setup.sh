@@ -11,6 +11,8 @@ packages=(
   "mlir-${llvm_version}-tools" bazel-bootstrap libabsl-dev libgtest-dev python3 g++
   # GEMMs of compiled training executables (linked statically: libopenblas.a).
   libopenblas-pthread-dev
+  # tools/plot_metrics.py (the main job's picture of the run, and its test).
+  python3-matplotlib
 )
 missing=()
 for p in "${packages[@]}"; do
