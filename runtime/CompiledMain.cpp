@@ -21,6 +21,8 @@ extern const char stepc_program_description[];
 extern const char stepc_cpu_requirements[] __attribute__((weak));
 void stepc_train_step(void **buffers);
 void stepc_eval_loss(void **buffers);
+// A language model's next-token logits (`NAME sample`); absent for other models.
+void stepc_sample_logits(void **buffers) __attribute__((weak));
 // The CUDA step, linked in by `stepc compile --target=cuda` (null otherwise).
 extern const char stepc_cuda_program_description[] __attribute__((weak));
 void stepc_cuda_train_step(void **buffers) __attribute__((weak));
@@ -51,6 +53,7 @@ int main(int argc, char **argv) {
                  argc > 0 ? argv[0] : "stepc-program", status.message().c_str());
     return 1;
   }
+  program->attachSample(&stepc_sample_logits != nullptr ? stepc_sample_logits : nullptr);
   if (&stepc_cuda_train_step != nullptr && stepc_cuda_program_description != nullptr) {
     status = program->attachCuda(stepc_cuda_program_description, stepc_cuda_train_step,
                                  stepc_cuda_eval_loss);

@@ -58,8 +58,8 @@ void addPipeline(mlir::OpPassManager &pm, llvm::StringRef text) {
 // @eval_loss (Training) and the step.program description first: both read the step.model,
 // which the lowering keeps until `buffers` drops it.
 void buildLinalg(mlir::OpPassManager &pm) {
-  addPipeline(pm, "step-build-eval-loss,step-describe-program,step-lower-to-linalg,canonicalize,"
-                  "cse");
+  addPipeline(pm, "step-build-eval-loss,step-build-sample-logits,step-describe-program,"
+                  "step-lower-to-linalg,canonicalize,cse");
 }
 
 // Elementwise producers fuse into their consumers (elementwise ops or reductions) when they

@@ -59,4 +59,19 @@ def BuildEvalLoss : Pass<"step-build-eval-loss", "mlir::ModuleOp"> {
   let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
 }
 
+def BuildSampleLogits : Pass<"step-build-sample-logits", "mlir::ModuleOp"> {
+  let summary = "Adds @sample_logits, a language model's next-token logits for generation";
+  let description = [{
+    For a model with one token input whose targets its cross-entropy scores, builds
+
+    ```mlir
+    func.func @sample_logits(%params..., %tokens: tensor<BxTxi32>) -> tensor<BxVxf32>
+    ```
+
+    the forward without dropout up to the scored logits, at each row's last position (what
+    `NAME sample` draws the next token from). Other models get none. Idempotent.
+  }];
+  let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // STEPC_TRAINING_PASSES_TD

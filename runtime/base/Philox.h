@@ -26,6 +26,7 @@ enum class RngPurpose : uint64_t {
   kClassification = 2, // the built-in classification set's labels and noise
   kDropout = 3,        // dropout masks (the interpreter and the compiled step alike)
   kHeldOutClassification = 4,  // the classification set's validation points
+  kSampling = 5,               // `sample`'s token draws (stream: the token index)
 };
 
 /// The stream of `purpose` for `step` (steps below 2^56): the purpose in the top byte.

@@ -33,6 +33,7 @@ const char *kindName(Binding::Kind kind) {
     case Binding::Kind::kBatch: return "batch";
     case Binding::Kind::kStep: return "step";
     case Binding::Kind::kMetric: return "metric";
+    case Binding::Kind::kLogits: return "logits";
   }
   return "?";
 }
@@ -44,7 +45,7 @@ JsonValue bindingsJson(const std::vector<Binding> &bindings) {
     o.add("kind", JsonValue::string(kindName(b.kind)));
     if (b.kind == Binding::Kind::kMetric)
       o.add("metric", JsonValue::string(b.metric));
-    else if (b.kind != Binding::Kind::kStep)
+    else if (b.kind != Binding::Kind::kStep && b.kind != Binding::Kind::kLogits)
       o.add("index", num(b.index));
     a.items.push_back(std::move(o));
   }
@@ -116,10 +117,11 @@ void readBindings(Reader &r, const JsonValue &entry, const char *key, std::vecto
     else if (kind == "batch") b.kind = Binding::Kind::kBatch;
     else if (kind == "step") b.kind = Binding::Kind::kStep;
     else if (kind == "metric") b.kind = Binding::Kind::kMetric;
+    else if (kind == "logits") b.kind = Binding::Kind::kLogits;
     else r.fail("unknown binding kind '" + kind + "'");
     if (b.kind == Binding::Kind::kMetric)
       b.metric = r.str(o, "metric");
-    else if (b.kind != Binding::Kind::kStep)
+    else if (b.kind != Binding::Kind::kStep && b.kind != Binding::Kind::kLogits)
       b.index = static_cast<int>(r.integer(o, "index"));
     out.push_back(std::move(b));
   }
@@ -227,6 +229,7 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   root.add("inputs", std::move(inputs));
   root.add("train", entryJson(d.train));
   root.add("eval", entryJson(d.eval));
+  if (!d.sample.symbol.empty()) root.add("sample", entryJson(d.sample));
   return writeJson(root);
 }
 
@@ -312,10 +315,13 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
     }
   readEntry(r, root, "train", d.train);
   readEntry(r, root, "eval", d.eval);
+  if (root.find("sample")) readEntry(r, root, "sample", d.sample);  // optional
   if (!r.status.ok()) return r.status;
   if (Status s = validateProgramInfo(info); !s.ok()) return s;
   if (Status s = checkEntry(d, d.train, "train"); !s.ok()) return s;
   if (Status s = checkEntry(d, d.eval, "eval"); !s.ok()) return s;
+  if (!d.sample.symbol.empty())
+    if (Status s = checkEntry(d, d.sample, "sample"); !s.ok()) return s;
   out = std::move(d);
   return {};
 }

@@ -37,6 +37,7 @@ struct Binding {
     kBatch,   // StepBuffers::batch[index]
     kStep,    // the step counter, one int64
     kMetric,  // one f32 metric named `metric` ("loss", "grad_norm", "lr" or an extra)
+    kLogits,  // the next-token logits of every row, [batch, vocab] f32 (@sample_logits)
   };
   Kind kind = Kind::kParam;
   int index = 0;
@@ -54,6 +55,9 @@ struct ProgramDescription {
   ProgramInfo info;
   EntryDescription train;  // runs one step; results: new params, new state, metrics
   EntryDescription eval;   // the loss of params on a batch; results: {metric "loss"}
+  /// A language model's next-token logits (`NAME sample`): args params and the token batch,
+  /// result {logits}. Symbol empty: the model has none (not a next-token model).
+  EntryDescription sample;
   std::string target;      // what the code was compiled for, e.g. "x86_64 znver3"
   /// With --debug-nan: what each finiteness check of the step watches, by its id
   /// ("model.mlir:12:8: op 'step.rsqrt' (kernel_7_generic, output 1)"); empty otherwise.

@@ -98,7 +98,8 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
       case Binding::Kind::kBatch: args_.push_back(buffers.batch.at(b.index).data); break;
       case Binding::Kind::kStep: args_.push_back(&stepValue); break;
       case Binding::Kind::kMetric:
-        return Status::error("program description: a metric cannot be an argument");
+      case Binding::Kind::kLogits:
+        return Status::error("program description: a metric or logits cannot be an argument");
     }
   }
   scratch_.resize(entry.results.size());
@@ -149,6 +150,25 @@ Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetric
   // On the GPU, the step's device time (CUDA events) too.
   if (useCuda_ && cudaStep_->lastDeviceMs() >= 0)
     metrics.extra.emplace_back("device_ms", cudaStep_->lastDeviceMs());
+  return {};
+}
+
+Status CompiledProgram::sampleLogits(const StepBuffers &buffers, std::vector<float> &logits) {
+  if (!canSample()) return StepProgram::sampleLogits(buffers, logits);
+  // On the CPU step, whatever --device chose: one token at a time is launch-bound on a GPU.
+  const InputSpec &tokens = info().inputs.at(0);
+  logits.assign(static_cast<size_t>(tokens.shape.at(0) * tokens.vocab), 0.0f);
+  args_.clear();
+  for (const Binding &b : description_.sample.args) {
+    if (b.kind == Binding::Kind::kParam) args_.push_back(buffers.params.at(b.index).data);
+    else if (b.kind == Binding::Kind::kBatch) args_.push_back(buffers.batch.at(b.index).data);
+    else return Status::error("program description: sample takes params and tokens only");
+  }
+  if (description_.sample.results.size() != 1 ||
+      description_.sample.results[0].kind != Binding::Kind::kLogits)
+    return Status::error("program description: sample returns one logits buffer");
+  args_.push_back(logits.data());
+  sample_(args_.data());
   return {};
 }
 

@@ -26,6 +26,8 @@ class CompiledProgram : public StepProgram {
   /// Parses `description`; `train` and `eval` are the entry points it describes.
   static Status create(const std::string &description, PackedEntry train, PackedEntry eval,
                        std::unique_ptr<CompiledProgram> &out);
+  /// The language model's @sample_logits entry point (null: the model has none).
+  void attachSample(PackedEntry sample) { sample_ = sample; }
 
   /// Adds the CUDA step of a --target=cuda executable (its own description and entry points).
   Status attachCuda(const std::string &description, PackedEntry train, PackedEntry eval);
@@ -41,6 +43,8 @@ class CompiledProgram : public StepProgram {
   Status syncToHost(const StepBuffers &buffers) override;
   bool canEvaluate() const override { return true; }
   Status evaluate(const StepBuffers &buffers, int64_t step, double &loss) override;
+  bool canSample() const override { return sample_ && !description_.sample.symbol.empty(); }
+  Status sampleLogits(const StepBuffers &buffers, std::vector<float> &logits) override;
 
  private:
   CompiledProgram(ProgramDescription description, PackedEntry train, PackedEntry eval);
@@ -48,7 +52,7 @@ class CompiledProgram : public StepProgram {
               int64_t step);
 
   ProgramDescription description_;
-  PackedEntry train_, eval_;
+  PackedEntry train_, eval_, sample_ = nullptr;
   // The CUDA step, if linked in, and whether this run uses it.
   std::unique_ptr<ProgramDescription> cudaDescription_;
   PackedEntry cudaTrain_ = nullptr, cudaEval_ = nullptr;

@@ -2,6 +2,7 @@
 #include "runtime/harness/Cli.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -30,6 +31,7 @@ const char *commandName(Command command) {
     case Command::kTrain: return "train";
     case Command::kEval: return "eval";
     case Command::kInfo: return "info";
+    case Command::kSample: return "sample";
     case Command::kHelp: break;
   }
   return "help";
@@ -46,6 +48,19 @@ Status integerFlag(const std::string &flag, const std::string &value, uint64_t m
                    const char *expected, uint64_t &out) {
   if (!parseInteger(value, min, max, out))
     return Status::error(flag + ": expected " + expected + ", found '" + value + "'");
+  return {};
+}
+
+// A number in [min, max] (or (min, max] with `openMin`): the whole text must be a number.
+Status numberFlag(const std::string &flag, const std::string &value, double min, double max,
+                  bool openMin, const char *expected, double &out) {
+  char *end = nullptr;
+  errno = 0;
+  double v = value.empty() ? std::nan("") : std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || errno != 0 || !(v >= min && v <= max) ||
+      (openMin && v == min))
+    return Status::error(flag + ": expected " + expected + ", found '" + value + "'");
+  out = v;
   return {};
 }
 
@@ -80,7 +95,7 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
   CommandLine cl;
   if (args.empty()) {
     out = cl;
-    return Status::error("no command given: expected train, eval, info or --help");
+    return Status::error("no command given: expected train, eval, sample, info or --help");
   }
   const std::string &word = args[0];
   if (word == "--help" || word == "-h" || word == "help") {
@@ -90,7 +105,8 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
       if (topic == "train") cl.helpFor = Command::kTrain;
       else if (topic == "eval") cl.helpFor = Command::kEval;
       else if (topic == "info") cl.helpFor = Command::kInfo;
-      else return Status::error("help: unknown command '" + topic + "' (expected train, eval or info)");
+      else if (topic == "sample") cl.helpFor = Command::kSample;
+      else return Status::error("help: unknown command '" + topic + "' (expected train, eval, sample or info)");
       if (args.size() > 2) return Status::error("help: unexpected argument '" + args[2] + "'");
     } else if (args.size() > 1) {
       return Status::error(word + ": unexpected argument '" + args[1] + "'");
@@ -101,13 +117,15 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
   if (word == "train") cl.command = Command::kTrain;
   else if (word == "eval") cl.command = Command::kEval;
   else if (word == "info") cl.command = Command::kInfo;
+  else if (word == "sample") cl.command = Command::kSample;
   else if (!word.empty() && word[0] == '-')
-    return Status::error("expected a command (train, eval, info) before the flag '" + word + "'");
+    return Status::error("expected a command (train, eval, sample, info) before the flag '" + word + "'");
   else
-    return Status::error("unknown command '" + word + "' (expected train, eval, info or --help)");
+    return Status::error("unknown command '" + word + "' (expected train, eval, sample, info or --help)");
 
   TrainOptions &t = cl.train;
   EvalOptions &e = cl.eval;
+  SampleOptions &sm = cl.sample;
   uint64_t v = 0;
   const uint64_t kMaxSteps = uint64_t{1} << 53;  // a step is exact in the f64 schedules
   std::vector<Flag> flags;
@@ -211,6 +229,77 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
              return Status::error("--split: expected val or train, found '" + x + "'");
            e.trainingSplit = x == "train";
            return Status();
+         }},
+    };
+  }
+
+  if (cl.command == Command::kSample) {
+    flags = {
+        {"--checkpoint-dir", true,
+         [&](const std::string &x) {
+           if (x.empty()) return Status::error("--checkpoint-dir: expected a directory, found ''");
+           sm.checkpointDir = x;
+           return Status();
+         }},
+        {"--init-from", true,
+         [&](const std::string &x) { return pathFlag("--init-from", x, sm.initFrom); }},
+        {"--prompt", true,
+         [&](const std::string &x) {
+           sm.prompt = x;
+           return Status();
+         }},
+        {"--prompt-ids", true,
+         [&](const std::string &x) {
+           sm.hasPromptIds = true;
+           size_t begin = 0;
+           while (begin <= x.size()) {
+             size_t end = x.find(',', begin);
+             std::string id = x.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+             uint64_t token;
+             if (!parseInteger(id, 0, INT64_MAX, token))
+               return Status::error("--prompt-ids: expected token ids like 1,2,3, found '" + x + "'");
+             sm.promptIds.push_back(static_cast<int64_t>(token));
+             if (end == std::string::npos) break;
+             begin = end + 1;
+           }
+           return Status();
+         }},
+        {"--tokens", true,
+         [&](const std::string &x) {
+           Status s = integerFlag("--tokens", x, 1, uint64_t{1} << 32, "a positive integer", v);
+           sm.tokens = static_cast<int64_t>(v);
+           return s;
+         }},
+        {"--temperature", true,
+         [&](const std::string &x) {
+           return numberFlag("--temperature", x, 0.0, 1e6, false, "a number >= 0 (0: greedy)",
+                             sm.temperature);
+         }},
+        {"--top-k", true,
+         [&](const std::string &x) {
+           Status s = integerFlag("--top-k", x, 0, uint64_t{1} << 32, "an integer >= 0 (0: all)", v);
+           sm.topK = static_cast<int64_t>(v);
+           return s;
+         }},
+        {"--top-p", true,
+         [&](const std::string &x) {
+           return numberFlag("--top-p", x, 0.0, 1.0, true, "a probability in (0, 1]", sm.topP);
+         }},
+        {"--seed", true,
+         [&](const std::string &x) {
+           return integerFlag("--seed", x, 0, UINT64_MAX, "an integer in [0, 2^64)", sm.seed);
+         }},
+        {"--samples", true,
+         [&](const std::string &x) {
+           Status s = integerFlag("--samples", x, 1, 1 << 20, "a positive integer", v);
+           sm.samples = static_cast<int64_t>(v);
+           return s;
+         }},
+        {"--threads", true,
+         [&](const std::string &x) {
+           Status s = integerFlag("--threads", x, 1, 4096, "a thread count in [1, 4096]", v);
+           sm.threads = static_cast<int>(v);
+           return s;
          }},
     };
   }
@@ -320,6 +409,24 @@ std::string usageText(const std::string &program, Command command) {
              "  --batches N            batches to average (default 10)\n"
              "  --init-from F          parameters from a safetensors file\n"
              "  --checkpoint-dir D     parameters of the newest checkpoint in D\n";
+    case Command::kSample:
+      return "usage: " + p + " sample [flags]\n"
+             "Generates text with a language model, streaming it as it is made. Each sample is\n"
+             "one row of the model's batch: its window (the sequence length) holds the prompt,\n"
+             "left-padded with token 0, then slides over the last tokens as they are added.\n"
+             "  --checkpoint-dir D     parameters of the newest checkpoint in D\n"
+             "  --init-from F          parameters from a safetensors file (neither: the initial\n"
+             "                         parameters of --seed, an untrained model)\n"
+             "  --prompt TEXT          the start, as bytes (byte-level models); at most the window\n"
+             "  --prompt-ids 1,2,3     the start as token ids (any vocabulary; printed as ids)\n"
+             "  --tokens N             tokens to generate (default 200)\n"
+             "  --temperature T        softmax temperature, >= 0 (default 1; 0: the most likely)\n"
+             "  --top-k K              draw among the K most likely tokens (default 0: all)\n"
+             "  --top-p P              and among the fewest whose probability reaches P (default 1)\n"
+             "  --seed S               the draws (Philox; the same seed gives the same text)\n"
+             "  --samples M            samples generated together, up to the batch (default 1)\n"
+             "  --threads T            threads the forward may use\n"
+             "It runs the forward on the CPU step and recomputes the whole window per token.\n";
     case Command::kInfo:
       return "usage: " + p + " info\n"
              "Prints the model: parameters, optimizer state, inputs, FLOPs per step, planned\n"
@@ -331,6 +438,7 @@ std::string usageText(const std::string &program, Command command) {
          "Commands:\n"
          "  train   train the model (" + p + " train --help for its flags)\n"
          "  eval    the loss of parameters on a few batches\n"
+         "  sample  generate text with a language model (" + p + " sample --help)\n"
          "  info    parameters, FLOPs per step, planned memory, kernel count\n"
          "  help    this text; '" + p + " help COMMAND' for a command's flags\n";
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "runtime/base/Status.h"
+#include "runtime/harness/Sampling.h"
 #include "runtime/harness/TrainingLoop.h"
 
 namespace stepc::rt {
@@ -32,7 +33,7 @@ constexpr int kFailureExitCode = 1;
 constexpr int kUsageExitCode = 2;
 constexpr int kInterruptedExitCode = 130;
 
-enum class Command { kHelp, kTrain, kEval, kInfo };
+enum class Command { kHelp, kTrain, kEval, kInfo, kSample };
 
 struct CommandLine {
   Command command = Command::kHelp;
@@ -40,6 +41,7 @@ struct CommandLine {
   Command helpFor = Command::kHelp;
   TrainOptions train;
   EvalOptions eval;
+  SampleOptions sample;
   std::string metricsPath;  // train --metrics
 };
 

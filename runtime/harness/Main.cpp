@@ -161,6 +161,10 @@ int trainingMain(int argc, const char *const *argv, StepProgram &program, FILE *
                    split.c_str());
       return 0;
     }
+    case Command::kSample: {
+      if (Status s = sample(program, cl.sample, out, err); !s.ok()) return fail(s);
+      return 0;
+    }
     case Command::kTrain: {
       ReporterOptions options;
       options.out = err;

@@ -109,6 +109,18 @@ class StepProgram {
   virtual Status run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) = 0;
 
   /// The loss of the current params on a batch, without updating anything (for `eval`).
+  /// A language model's next-token logits for the token batch in `buffers` (row r's window in
+  /// batch row r; its last position predicts): [batch, vocab] f32, row-major, into `logits`.
+  /// For `sample`. Programs that cannot sample keep these defaults.
+  virtual bool canSample() const { return false; }
+  virtual Status sampleLogits(const StepBuffers &buffers, std::vector<float> &logits) {
+    (void)buffers;
+    (void)logits;
+    return Status::error("this executable cannot sample: its model is not a next-token "
+                         "language model (one token input whose targets its cross-entropy "
+                         "scores)");
+  }
+
   /// Programs that cannot evaluate keep this default (and canEvaluate's).
   virtual bool canEvaluate() const { return false; }
   virtual Status evaluate(const StepBuffers &buffers, int64_t step, double &loss) {

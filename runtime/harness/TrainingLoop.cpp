@@ -525,26 +525,46 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
 
 std::string bestCheckpointPath(const std::string &dir) { return dir + "/best.safetensors"; }
 
-Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLoss,
-                std::string *split) {
-  const ProgramInfo &info = program.info();
+namespace {
+Status evaluateWith(StepProgram &program, const EvalOptions &options, const StepBuffers &buffers,
+                    double &meanLoss, std::string *split);
+}  // namespace
+
+Status withParameters(const ProgramInfo &info, const std::string &checkpointDir,
+                      const std::string &initFrom, uint64_t seed,
+                      const std::function<Status(const StepBuffers &)> &use) {
   if (Status s = validateProgramInfo(info); !s.ok()) return s;
-  if (options.batches < 1) return Status::error("--batches must be at least 1");
-  if (!options.initFrom.empty() && !options.checkpointDir.empty())
+  if (!initFrom.empty() && !checkpointDir.empty())
     return Status::error("--init-from and --checkpoint-dir exclude each other");
   HostBuffers host(info);
   const StepBuffers &buffers = host.views();
-  if (!options.checkpointDir.empty()) {
+  if (!checkpointDir.empty()) {
     CheckpointInfo ci;
     std::string path;
-    if (Status s = resumeFrom(options.checkpointDir, "--checkpoint-dir", info, buffers, ci, path);
-        !s.ok())
+    if (Status s = resumeFrom(checkpointDir, "--checkpoint-dir", info, buffers, ci, path); !s.ok())
       return s;
-  } else if (!options.initFrom.empty()) {
-    if (Status s = loadParams(options.initFrom, info, buffers); !s.ok()) return s;
-  } else if (Status s = initParams(info, options.seed, buffers); !s.ok()) {
+  } else if (!initFrom.empty()) {
+    if (Status s = loadParams(initFrom, info, buffers); !s.ok()) return s;
+  } else if (Status s = initParams(info, seed, buffers); !s.ok()) {
     return s;
   }
+  return use(buffers);
+}
+
+Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLoss,
+                std::string *split) {
+  if (options.batches < 1) return Status::error("--batches must be at least 1");
+  return withParameters(program.info(), options.checkpointDir, options.initFrom, options.seed,
+                        [&](const StepBuffers &buffers) {
+                          return evaluateWith(program, options, buffers, meanLoss, split);
+                        });
+}
+
+namespace {
+
+Status evaluateWith(StepProgram &program, const EvalOptions &options, const StepBuffers &buffers,
+                    double &meanLoss, std::string *split) {
+  const ProgramInfo &info = program.info();
   BatchSource data;
   if (Status s = BatchSource::open(info.inputs, options.data, options.seed, options.valFraction,
                                    data);
@@ -571,5 +591,7 @@ Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLo
   meanLoss = sum / static_cast<double>(options.batches);
   return {};
 }
+
+}  // namespace
 
 }  // namespace stepc::rt

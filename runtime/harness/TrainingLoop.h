@@ -25,6 +25,7 @@
 #define STEPC_RUNTIME_TRAININGLOOP_H
 
 #include <csignal>
+#include <functional>
 #include <cstdint>
 #include <string>
 
@@ -87,6 +88,13 @@ struct EvalOptions {
 /// was scored (BatchSource::describeHeldOut, or the training batches).
 Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLoss,
                 std::string *split = nullptr);
+
+/// Calls `use` with host buffers holding the parameters of the newest checkpoint in
+/// `checkpointDir`, of the safetensors file `initFrom`, or (neither given) the initialisers'
+/// with `seed`; what eval and sample run on.
+Status withParameters(const ProgramInfo &info, const std::string &checkpointDir,
+                      const std::string &initFrom, uint64_t seed,
+                      const std::function<Status(const StepBuffers &)> &use);
 
 /// CHECKPOINT_DIR/best.safetensors: the checkpoint of the best validation loss.
 std::string bestCheckpointPath(const std::string &dir);

@@ -101,14 +101,16 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
                     mlir::StringAttr::get(&getContext(), rt::writeProgramDescription(d)));
     // The entry points take one plain pointer per buffer (MLIR's bare-pointer convention);
     // kernels keep full memref descriptors, since they receive strided views.
-    for (mlir::func::FuncOp fn : {train, eval})
-      fn->setAttr("llvm.bareptr", mlir::UnitAttr::get(&getContext()));
+    auto sample = module.lookupSymbol<mlir::func::FuncOp>("sample_logits");
+    for (mlir::func::FuncOp fn : {train, eval, sample})
+      if (fn) fn->setAttr("llvm.bareptr", mlir::UnitAttr::get(&getContext()));
     // Bufferization may reuse an argument's buffer once the argument is dead. In @train_step
     // that is fine (the runtime replaces params and state with the results, and refills the
     // batch), but @eval_loss must leave the parameters as they are: `eval` runs it on batch
     // after batch.
-    for (unsigned i = 0; i < eval.getNumArguments(); ++i)
-      eval.setArgAttr(i, "bufferization.writable", mlir::BoolAttr::get(&getContext(), false));
+    for (mlir::func::FuncOp fn : {eval, sample})
+      for (unsigned i = 0; fn && i < fn.getNumArguments(); ++i)
+        fn.setArgAttr(i, "bufferization.writable", mlir::BoolAttr::get(&getContext(), false));
   }
 
   mlir::LogicalResult describe(step::ModelOp model,
@@ -203,6 +205,11 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
           b.kind = rt::Binding::Kind::kStep;
           if (!tensor.getElementType().isInteger(64) || tensor.getRank() != 0)
             return fn.emitError("the step counter must be a tensor<i64>");
+        } else if (role == "logits") {
+          b.kind = rt::Binding::Kind::kLogits;
+          if (!tensor.getElementType().isF32() || tensor.getRank() != 2)
+            return fn.emitError("the sampling logits must be a [batch, vocab] f32 tensor, not ")
+                   << type;
         } else if (role == "metric" || role == "loss") {
           b.kind = rt::Binding::Kind::kMetric;
           b.metric = role == "loss" ? "loss" : name;
@@ -236,6 +243,12 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
     if (failed(bind(train, d.train)) || failed(bind(eval, d.eval))) return mlir::failure();
     d.train.symbol = "stepc_train_step";
     d.eval.symbol = "stepc_eval_loss";
+    // @sample_logits (--step-build-sample-logits), for language models.
+    if (auto sample = train->getParentOfType<mlir::ModuleOp>().lookupSymbol<mlir::func::FuncOp>(
+            "sample_logits")) {
+      if (failed(bind(sample, d.sample))) return mlir::failure();
+      d.sample.symbol = "stepc_sample_logits";
+    }
 
     // The fingerprint: everything a checkpoint's tensors mean, i.e. the model's name and the
     // interface (names, roles, shapes and dtypes of every buffer), hashed.

@@ -1,7 +1,8 @@
 //===- PackEntryPoints.cpp - --step-pack-entry-points ---------------------===//
 //
-// On the LLVM dialect: gives each lowered step function (@train_step, @eval_loss) a packed
-// entry point `void stepc_train_step(ptr buffers)` / `stepc_eval_loss` that loads its N buffer
+// On the LLVM dialect: gives each lowered step function (@train_step, @eval_loss and, for a
+// language model, @sample_logits) a packed entry point `void stepc_train_step(ptr buffers)` /
+// `stepc_eval_loss` / `stepc_sample_logits` that loads its N buffer
 // pointers from an array and calls it, and embeds the module's `step.program` description as
 // the NUL-terminated constant @stepc_program_description. The runtime (CompiledMain.cpp) links
 // against exactly these three symbols, whatever the model, so nothing model-specific is
@@ -86,6 +87,15 @@ struct PackEntryPointsPass : impl::PackEntryPointsBase<PackEntryPointsPass> {
     if (failed(pack(module, "train_step", train, d.train)) ||
         failed(pack(module, "eval_loss", eval, d.eval)))
       return signalPassFailure();
+    // Sampling runs on the CPU step only (one token at a time: launch-bound on a GPU); a
+    // second step's copy stays its own.
+    if (!d.sample.symbol.empty() && prefix == "stepc_" &&
+        failed(pack(module, "sample_logits", prefix + "sample_logits", d.sample)))
+      return signalPassFailure();
+    if (prefix != "stepc_")
+      if (auto sample = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>("sample_logits"))
+        sample.setLinkageAttr(
+            mlir::LLVM::LinkageAttr::get(module.getContext(), mlir::LLVM::Linkage::Internal));
     if (module.lookupSymbol(described)) return;
     mlir::OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());

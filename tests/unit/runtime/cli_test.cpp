@@ -81,11 +81,11 @@ TEST(Cli, EvalInfoAndHelp) {
 }
 
 TEST(Cli, BadCommandLinesNameTheFlagAndWhatWasExpected) {
-  EXPECT_EQ(parseError({}), "no command given: expected train, eval, info or --help");
+  EXPECT_EQ(parseError({}), "no command given: expected train, eval, sample, info or --help");
   EXPECT_EQ(parseError({"trian"}),
-            "unknown command 'trian' (expected train, eval, info or --help)");
+            "unknown command 'trian' (expected train, eval, sample, info or --help)");
   EXPECT_EQ(parseError({"--steps", "3"}),
-            "expected a command (train, eval, info) before the flag '--steps'");
+            "expected a command (train, eval, sample, info) before the flag '--steps'");
   EXPECT_EQ(parseError({"train", "--stpes", "3"}),
             "unknown flag '--stpes' for 'train' (see 'train --help')");
   EXPECT_EQ(parseError({"train", "--steps"}),
@@ -119,7 +119,7 @@ TEST(Cli, BadCommandLinesNameTheFlagAndWhatWasExpected) {
   EXPECT_EQ(parseError({"info", "--data", "x"}),
             "unknown flag '--data' for 'info' (see 'info --help')");
   EXPECT_EQ(parseError({"help", "fly"}),
-            "help: unknown command 'fly' (expected train, eval or info)");
+            "help: unknown command 'fly' (expected train, eval, sample or info)");
 }
 
 // Runs trainingMain with captured output; returns the exit code.
