@@ -25,7 +25,9 @@ echo
 "build/$name" info
 echo
 echo "== build/$name train --steps $steps (built-in corpus, validated on its held-out text every 20 steps; metrics in build/$name.metrics.jsonl) =="
-"build/$name" train --steps "$steps" --metrics "build/$name.metrics.jsonl" --eval-every 20 --eval-batches 4
+rm -rf "build/$name.checkpoints"
+"build/$name" train --steps "$steps" --metrics "build/$name.metrics.jsonl" --eval-every 20 --eval-batches 4 \
+  --checkpoint-dir "build/$name.checkpoints"
 python3 - "build/$name.metrics.jsonl" <<'PY'
 import json, sys
 m = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
@@ -38,3 +40,10 @@ print(f"loss: {first:.3f} (mean of the first {k} steps) -> {last:.3f} (last {k})
 PY
 # The run as a picture: loss (raw and smoothed), validation loss, lr, grad norm, throughput.
 echo "plot: $(tools/plot_metrics.py "build/$name.metrics.jsonl" -o "build/$name.png" --title "$name")"
+# What the trained model writes (a language model; other models cannot sample).
+if "build/$name" sample --help > /dev/null 2>&1 && [[ $("build/$name" info) == *token_stream* ]]; then
+  echo
+  echo "== build/$name sample --checkpoint-dir build/$name.checkpoints --prompt 'The ' --tokens 160 --temperature 0.8 --seed 1 =="
+  "build/$name" sample --checkpoint-dir "build/$name.checkpoints" --prompt "The " --tokens 160 \
+    --temperature 0.8 --seed 1
+fi

@@ -136,6 +136,7 @@ Status sample(StepProgram &program, const SampleOptions &options, FILE *out, FIL
       for (int64_t t : generated[r]) writeToken(out, t, bytes);
       std::fputc('\n', out);
     }
+    std::fflush(out);
     std::fprintf(err, "sampled %lld x %lld tokens in %.2f s (%.1f tokens/s; the whole window of %lld "
                       "recomputed per token)\n",
                  static_cast<long long>(options.samples), static_cast<long long>(options.tokens),
