@@ -11,8 +11,9 @@ packages=(
   "mlir-${llvm_version}-tools" bazel-bootstrap libabsl-dev libgtest-dev python3 g++
   # GEMMs of compiled training executables (linked statically: libopenblas.a).
   libopenblas-pthread-dev
-  # tools/plot_metrics.py (the main job's picture of the run, and its test).
-  python3-matplotlib
+  # tools/plot_metrics.py (the main job's picture of the run, and its test); the PyTorch
+  # parity test's independent reference (tests/lit/executable/pytorch_parity.test).
+  python3-matplotlib python3-torch
 )
 missing=()
 for p in "${packages[@]}"; do

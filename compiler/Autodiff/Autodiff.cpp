@@ -9,6 +9,15 @@
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace stepc::ad {
+
+namespace {
+std::string &flippedVjp() {
+  static std::string name;
+  return name;
+}
+}  // namespace
+
+void setFlippedVjpForTesting(std::string opName) { flippedVjp() = std::move(opName); }
 namespace {
 
 using mlir::Operation;
@@ -104,6 +113,9 @@ class Differentiator {
     for (mlir::Block::iterator it = before ? std::next(before->getIterator()) : block->begin();
          it != end; ++it)
       it->walk([&](Operation *inner) { inner->setLoc(name); });
+    if (!flippedVjp().empty() && op->getName().getStringRef() == flippedVjp())
+      for (Value &grad : operandGrads)
+        if (grad) grad = GradBuilder(b, op->getLoc()).neg(grad);
     for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
       if (isActive(operand)) accumulate(operand, grad);
     return mlir::success();

@@ -16,6 +16,8 @@
 
 #include <utility>
 
+#include <string>
+
 #include "mlir/IR/Builders.h"
 
 namespace stepc::ad {
@@ -33,6 +35,11 @@ mlir::FailureOr<llvm::SmallVector<mlir::Value>> emitGradients(
 
 /// Erases step ops whose results are unused, innermost first (prunes unneeded gradient code).
 void eraseDeadStepOps(mlir::Region &region);
+
+/// Tests only (`stepc --test-only-flip-vjp=step.gelu`): negates the gradient every op of that
+/// name passes to its operands, a deliberately broken VJP the parity tests must catch. Empty:
+/// off.
+void setFlippedVjpForTesting(std::string opName);
 
 }  // namespace stepc::ad
 

@@ -26,6 +26,7 @@
 #include "compiler/Driver/RunCommand.h"
 #include "compiler/Reference/InterpreterProgram.h"
 #include "runtime/harness/Main.h"
+#include "compiler/Autodiff/Autodiff.h"
 #include "compiler/Autodiff/Vjp.h"
 #include "compiler/Model/ModelLoader.h"
 #include "compiler/Training/Passes.h"
@@ -57,6 +58,9 @@ ABSL_FLAG(std::string, target, "cpu",
           "after another: checks the GPU mapping's numbers without a GPU)");
 ABSL_FLAG(std::string, gpu_arch, "sm_90", "`compile --target=cuda`: the NVIDIA architecture");
 ABSL_FLAG(bool, keep_object, false, "`compile`: also keep the object file as OUTPUT.o");
+ABSL_FLAG(std::string, test_only_flip_vjp, "",
+          "tests only: negate the gradient of every op of this name (e.g. step.gelu), a broken "
+          "VJP the PyTorch parity test must catch");
 ABSL_FLAG(bool, debug_nan, false,
           "`compile`: after every kernel and GEMM the CPU step checks its outputs; the first NaN "
           "or Inf stops the run naming the model op it came from (file:line:col: op 'step.x'). "
@@ -407,6 +411,7 @@ int main(int argc, char **argv) {
   stageOptions.gpuArch = absl::GetFlag(FLAGS_gpu_arch);
   stageOptions.train = trainOverrides();
   stageOptions.debugNan = absl::GetFlag(FLAGS_debug_nan);
+  stepc::ad::setFlippedVjpForTesting(absl::GetFlag(FLAGS_test_only_flip_vjp));
   std::string emitName = absl::GetFlag(FLAGS_emit);
   std::optional<cg::Target> target = cg::parseTarget(absl::GetFlag(FLAGS_target), error);
   if (!target) return fail(error);
