@@ -18,9 +18,12 @@ float64 and float32; stepc must be within TOL x PyTorch-f32's own distance from 
 absolute floor of float32 noise), so the tolerance is justified by what float32 itself costs.
 Prints the distances, then PARITY OK or PARITY FAILED (exit 1).
 """
-import argparse, json, math, os, shlex, struct, subprocess, sys
+import argparse, math, os, sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parity_common import adamw_update, compare, run_stepc, window_start, write_safetensors  # noqa: E402
 
 B, T, V, C, L, NH = 2, 16, 64, 32, 2, 4
 HS = C // NH
@@ -30,53 +33,6 @@ B1, B2, EPS, WD, MAX_NORM = 0.9, 0.95, 1e-8, 0.1, 1.0
 STACKED = ["ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
            "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias",
            "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"]
-
-# --- Philox4x32-10 (Random123), as runtime/base/Philox.cpp ---
-M32 = 0xFFFFFFFF
-def philox(key, hi, lo):
-    c = [lo & M32, lo >> 32 & M32, hi & M32, hi >> 32 & M32]
-    k0, k1 = key & M32, key >> 32 & M32
-    for r in range(10):
-        if r:
-            k0, k1 = (k0 + 0x9E3779B9) & M32, (k1 + 0xBB67AE85) & M32
-        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
-        c = [(p1 >> 32) ^ c[1] ^ k0, p1 & M32, (p0 >> 32) ^ c[3] ^ k1, p0 & M32]
-    return c
-
-def uniform01(key, stream, index):
-    w = philox(key, stream, index)
-    return (((w[0] << 32) | w[1]) >> 11) * 2.0 ** -53
-
-def window_start(length, seq, seed, step, row):
-    starts = length - seq if length > seq else length
-    u = uniform01(seed, (1 << 56) ^ step, row)  # RngPurpose::kTokenWindows = 1
-    return min(int(u * starts), starts - 1)
-
-# --- safetensors (F32), as the format specifies ---
-def write_safetensors(path, tensors):
-    header, offset, blobs = {}, 0, []
-    for name, t in tensors.items():
-        data = t.detach().to(torch.float32).contiguous().numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-def read_safetensors(path):
-    raw = open(path, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        assert e["dtype"] == "F32", e
-        a, b = e["data_offsets"]
-        out[name] = torch.frombuffer(bytearray(raw[8 + n + a:8 + n + b]), dtype=torch.float32).reshape(e["shape"]).clone()
-    return out
 
 # --- the model, from the architecture ---
 def layer_norm(x, g, b):
@@ -120,21 +76,12 @@ def reference(init, stream, dtype):
         starts = [window_start(len(stream), T, SEED, step, r) for r in range(B)]
         win = torch.tensor([stream[s:s + T + 1] for s in starts])
         loss = forward(p, win[:, :T], win[:, 1:])
-        grads = torch.autograd.grad(loss, list(p.values()))
-        grads = dict(zip(p.keys(), grads))
+        grads = dict(zip(p.keys(), torch.autograd.grad(loss, list(p.values()))))
         norm = torch.sqrt(sum((g * g).sum() for g in grads.values()))
         coef = min(MAX_NORM / (norm.item() + 1e-6), 1.0)
         lr = lr_at(step)
-        with torch.no_grad():
-            for k in p:
-                g = grads[k] * coef
-                if decays(k):
-                    p[k] *= 1 - lr * WD
-                m[k] = B1 * m[k] + (1 - B1) * g
-                v2[k] = B2 * v2[k] + (1 - B2) * g * g
-                mhat = m[k] / (1 - B1 ** (step + 1))
-                vhat = v2[k] / (1 - B2 ** (step + 1))
-                p[k] -= lr * mhat / (torch.sqrt(vhat) + EPS)
+        adamw_update(p, m, v2, {k: g * coef for k, g in grads.items()}, lr, step, B1, B2, EPS, WD,
+                     decays)
         metrics.append({"loss": loss.item(), "grad_norm": norm.item(), "lr": lr})
     return metrics, {k: t.detach().to(torch.float64) for k, t in p.items()}
 
@@ -171,48 +118,14 @@ def main():
     init["ln_f.bias"] = 0.02 * torch.randn(C)
     init_path = os.path.join(a.work, "init.safetensors")
     write_safetensors(init_path, init)
-    # stepc.
-    metrics_path, out_path = os.path.join(a.work, "m.jsonl"), os.path.join(a.work, "final.safetensors")
-    cmd = shlex.split(a.run) + ["train", "--steps", str(STEPS), "--seed", str(SEED), "--init-from",
-                                init_path, "--data", data, "--val-fraction", "0", "--metrics",
-                                metrics_path, "--save-params", out_path]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode:
-        sys.exit(f"stepc failed ({r.returncode}):\n{r.stderr[-2000:]}")
-    got = [json.loads(l) for l in open(metrics_path)]
-    final = {k: v.to(torch.float64) for k, v in read_safetensors(out_path).items()}
-    # The references.
+    got, final = run_stepc(a.run, a.work, STEPS, SEED, init_path, data)
     m64, p64 = reference(init, stream, torch.float64)
     m32, p32 = reference(init, stream, torch.float32)
-    ok = True
-    for key, floor in (("loss", 2e-6), ("grad_norm", 2e-6), ("lr", 1.2e-7)):
-        d_stepc = max(abs(g_[key] - r_[key]) / max(abs(r_[key]), 1e-30) for g_, r_ in zip(got, m64))
-        d_f32 = max(abs(g_[key] - r_[key]) / max(abs(r_[key]), 1e-30) for g_, r_ in zip(m32, m64))
-        bound = max(a.tol * d_f32, floor)
-        good = d_stepc <= bound
-        ok &= good
-        print(f"{key:>9}: stepc vs f64 {d_stepc:.2e} (relative), PyTorch-f32 vs f64 {d_f32:.2e}, "
-              f"bound {bound:.2e} {'ok' if good else 'FAILED'}")
-    worst_p = worst_u = ("", 0.0, 0.0)
-    for name, ref in p64.items():
-        if name not in final:
-            print(f"parameter {name} missing from stepc's output"); ok = False; continue
-        dp = (final[name] - ref).abs().max().item()
-        dp32 = (p32[name] - ref).abs().max().item()
-        upd_ref = ref - init[name].to(torch.float64)
-        upd = final[name] - init[name].to(torch.float64)
-        du = ((upd - upd_ref).abs().max() / upd_ref.abs().max().clamp_min(1e-30)).item()
-        du32 = (((p32[name] - init[name].to(torch.float64)) - upd_ref).abs().max() / upd_ref.abs().max().clamp_min(1e-30)).item()
-        if dp > max(a.tol * dp32, 1e-7) or du > max(a.tol * du32, 1e-3):
-            ok = False
-            print(f"parameter {name}: |stepc - f64| {dp:.2e} (f32 {dp32:.2e}), update rel {du:.2e} (f32 {du32:.2e}) FAILED")
-        if dp > worst_p[1]: worst_p = (name, dp, dp32)
-        if du > worst_u[1]: worst_u = (name, du, du32)
-    print(f"   params: worst |stepc - f64| {worst_p[1]:.2e} ({worst_p[0]}; PyTorch-f32 {worst_p[2]:.2e}); "
-          f"worst update error {worst_u[1]:.2e} relative ({worst_u[0]}; PyTorch-f32 {worst_u[2]:.2e}); "
-          f"{len(p64)} tensors")
-    print("PARITY OK" if ok else "PARITY FAILED")
+    # The learning rate is computed in f32 in the step: float32's rounding is its floor.
+    ok = compare(got, final, init, m64, p64, m32, p32, a.tol,
+                 [("loss", 2e-6), ("grad_norm", 2e-6), ("lr", 1.2e-7)])
     sys.exit(0 if ok else 1)
+
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""PyTorch parity for tiny byte_lm, HomebrewNLP's byte-level LM, with its whole recipe.
+
+An independent PyTorch byte_lm written from the architecture (models/byte_lm.mlir's header
+describes it): byte embedding, `depth` residual cells of [1x1 conv F -> 3I, causal running
+mean of the first third, TripleNorm(relu(a)^3 b + c, centred, unit RMS), causal conv K over
+I -> 3I, TripleNorm, 1x1 conv I -> F], a 1x1 head to 256 bytes and the mean byte
+cross-entropy; trained with the model's recipe: adaptive SAM (ASAM: eps = rho T_w^2 g /
+||T_w g||, T_w = |w| + eta, the second gradient taken at w + eps on the same batch and used
+for the update; the loss metric is the first pass's, sam_loss the second's), adaptive gradient
+clipping per output column (lambda max(||p||, 1e-3) / max(||g||, 1e-6), capped at 1), the
+one-cycle schedule and AdamW with decay 0.01 on every parameter. The formulas are the ones the
+runtime documents (compiler/Training/UpdateRules.h), not read from the compiler.
+
+Same initialisation (safetensors) and batches (Philox windows) as the stepc run given by --run;
+compared as gpt2_parity.py compares (parity_common.compare), sam_loss included.
+"""
+import argparse, os, sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parity_common import adamw_update, compare, run_stepc, window_start, write_safetensors  # noqa: E402
+
+B, S, F, I, K, DEPTH = 2, 16, 16, 8, 3, 2
+STEPS, SEED = 10, 11
+LR, START_LR, FINAL_LR, WARMUP, TOTAL = 1e-3, 3e-4, 3e-5, 100, 10000
+B1, B2, EPS, WD = 0.9, 0.95, 1e-8, 0.01
+RHO, ETA = 0.05, 0.01
+AGC_LAMBDA, AGC_EPS_P, AGC_EPS_G = 0.01, 1e-3, 1e-6
+
+
+def triple_norm(a, b, c):
+    t = torch.relu(a) ** 3 * b + c
+    z = t - t.mean(-1, keepdim=True)
+    return z * torch.rsqrt((z * z).mean(-1, keepdim=True))
+
+
+def causal_conv(x, w):
+    # y[t] = sum_k x[t - (K - 1) + k] w[k]: the window ends at t (zeros before the start).
+    padded = torch.nn.functional.pad(x, (0, 0, K - 1, 0))
+    return sum(padded[:, k:k + S, :] @ w[k] for k in range(K))
+
+
+def forward(p, tokens, targets):
+    h = p["embedding"][tokens]
+    positions = torch.arange(1, S + 1, dtype=h.dtype).view(1, S, 1)
+    for l in range(DEPTH):
+        depth, scale, shift = (h @ p["cell.w0"][l]).split(I, dim=-1)
+        mean = torch.cumsum(depth, 1) / positions
+        n1 = triple_norm(mean, scale, shift)
+        a2, b2, c2 = causal_conv(n1, p["cell.w1"][l]).split(I, dim=-1)
+        h = h + triple_norm(a2, b2, c2) @ p["cell.w2"][l]
+    logits = h @ p["head"]
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, 256), targets.reshape(-1))
+
+
+def lr_at(t):
+    if t < WARMUP:
+        return START_LR + (LR - START_LR) * t / WARMUP
+    progress = min((t - WARMUP) / max(1, TOTAL - WARMUP), 1.0)
+    import math
+    return FINAL_LR + 0.5 * (LR - FINAL_LR) * (1 + math.cos(math.pi * progress))
+
+
+def agc(name, param, grad):
+    stacked = 1 if name.startswith("cell.") else 0
+    rank = param.dim()
+    axes = tuple(range(stacked, rank - 1)) if rank - stacked > 1 else tuple(range(stacked, rank))
+    pn = param.pow(2).sum(axes, keepdim=True).sqrt().clamp_min(AGC_EPS_P)
+    gn = grad.pow(2).sum(axes, keepdim=True).sqrt().clamp_min(AGC_EPS_G)
+    return grad * (AGC_LAMBDA * pn / gn).clamp_max(1.0)
+
+
+def reference(init, stream, dtype):
+    p = {k: v.to(dtype).clone().requires_grad_(True) for k, v in init.items()}
+    m = {k: torch.zeros_like(v) for k, v in p.items()}
+    v2 = {k: torch.zeros_like(v) for k, v in p.items()}
+    metrics = []
+    for step in range(STEPS):
+        starts = [window_start(len(stream), S, SEED, step, r) for r in range(B)]
+        win = torch.tensor([stream[s:s + S + 1] for s in starts])
+        x, y = win[:, :S], win[:, 1:]
+        loss = forward(p, x, y)
+        g1 = dict(zip(p.keys(), torch.autograd.grad(loss, list(p.values()))))
+        with torch.no_grad():
+            tw = {k: p[k].abs() + ETA for k in p}
+            norm = torch.sqrt(sum(((tw[k] * g1[k]) ** 2).sum() for k in p))
+            factor = RHO / (norm + 1e-12)
+            perturbed = {k: (p[k] + factor * tw[k] * tw[k] * g1[k]).requires_grad_(True) for k in p}
+        sam_loss = forward(perturbed, x, y)
+        g2 = dict(zip(p.keys(), torch.autograd.grad(sam_loss, list(perturbed.values()))))
+        grad_norm = torch.sqrt(sum((g * g).sum() for g in g2.values()))
+        with torch.no_grad():
+            clipped = {k: agc(k, p[k], g2[k]) for k in p}
+        lr = lr_at(step)
+        adamw_update(p, m, v2, clipped, lr, step, B1, B2, EPS, WD, lambda k: True)
+        metrics.append({"loss": loss.item(), "sam_loss": sam_loss.item(),
+                        "grad_norm": grad_norm.item(), "lr": lr})
+    return metrics, {k: t.detach().to(torch.float64) for k, t in p.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--run", required=True, help="the stepc command line that takes train flags")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--tol", type=float, default=10.0, help="x PyTorch-f32's distance from f64")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    torch.manual_seed(0)
+    # Bytes with structure: words of a small alphabet separated by spaces.
+    g = torch.Generator().manual_seed(2)
+    letters = torch.randint(97, 105, (4096,), generator=g)
+    spaces = torch.rand(4096, generator=g) < 0.2
+    stream = torch.where(spaces, torch.full_like(letters, 32), letters).tolist()
+    data = os.path.join(a.work, "data.bin")
+    open(data, "wb").write(bytes(stream))
+    # Random initialisation at HomebrewNLP's scales (the head too, so every gradient is live).
+    init = {"embedding": torch.randn(256, F) * 0.7 / F ** 0.5 * 4,
+            "cell.w0": torch.randn(DEPTH, F, 3 * I) * 1.7 / F ** 0.5,
+            "cell.w1": torch.randn(DEPTH, K, I, 3 * I) * 1.7 / (K * I) ** 0.5,
+            "cell.w2": torch.randn(DEPTH, I, F) / I ** 0.5,
+            "head": torch.randn(F, 256) * 0.02}
+    init_path = os.path.join(a.work, "init.safetensors")
+    write_safetensors(init_path, init)
+    got, final = run_stepc(a.run, a.work, STEPS, SEED, init_path, data)
+    m64, p64 = reference(init, stream, torch.float64)
+    m32, p32 = reference(init, stream, torch.float32)
+    ok = compare(got, final, init, m64, p64, m32, p32, a.tol,
+                 [("loss", 2e-6), ("sam_loss", 2e-6), ("grad_norm", 2e-6), ("lr", 1.2e-7)])
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
