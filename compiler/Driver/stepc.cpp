@@ -58,6 +58,9 @@ ABSL_FLAG(std::string, target, "cpu",
           "after another: checks the GPU mapping's numbers without a GPU)");
 ABSL_FLAG(std::string, gpu_arch, "sm_90", "`compile --target=cuda`: the NVIDIA architecture");
 ABSL_FLAG(bool, keep_object, false, "`compile`: also keep the object file as OUTPUT.o");
+ABSL_FLAG(bool, export_grads, false,
+          "the step also returns every parameter's gradient (before clipping), which `NAME train "
+          "--save-grads F` writes; for comparing gradients with another framework");
 ABSL_FLAG(std::string, test_only_flip_vjp, "",
           "tests only: negate the gradient of every op of this name (e.g. step.gelu), a broken "
           "VJP the PyTorch parity test must catch");
@@ -239,6 +242,7 @@ stepc::train::BuildTrainStepOptions trainOverrides() {
   if (isSpecified("sam_rho")) options.samRho = absl::GetFlag(FLAGS_sam_rho);
   options.microBatches = absl::GetFlag(FLAGS_micro_batches);
   options.clip = absl::GetFlag(FLAGS_clip);
+  options.exportGrads = absl::GetFlag(FLAGS_export_grads);
   return options;
 }
 
@@ -418,6 +422,8 @@ int main(int argc, char **argv) {
   if (!emitName.empty() && !isSpecified("target") && !cg::findStage(*target, emitName))
     if (std::optional<cg::Target> other = cg::firstTargetWith(emitName)) target = other;
   stageOptions.target = *target;
+  if (stageOptions.train.exportGrads && *target == cg::Target::CUDA)
+    return fail("--export-grads: the CPU target only (the CUDA step returns no gradients)");
   if (std::string invalid = stageOptions.validate(); !invalid.empty()) return fail(invalid);
   bool buildExecutable = command == "compile" && emitName.empty();
   const cg::Stage *emit = cg::findStage(*target, emitName.empty() ? "llvm" : emitName);

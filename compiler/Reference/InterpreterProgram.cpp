@@ -65,6 +65,11 @@ rt::Status InterpreterProgram::run(const rt::StepBuffers &buffers, int64_t step,
       for (size_t k = 0; k < v.size(); ++k) dst.f32()[k] = static_cast<float>(v[k]);
       continue;
     }
+    if (b.kind == rt::Binding::Kind::kGrad) {
+      grads_.resize(info().params.size());
+      grads_[b.index].assign(v.begin(), v.end());  // f64 -> f32, as the compiled step returns
+      continue;
+    }
     // Metrics are reported as the f32 values the compiled step returns.
     rt::setMetric(metrics, b.metric, static_cast<float>(v.at(0)));
   }

@@ -28,6 +28,9 @@ class InterpreterProgram : public rt::StepProgram {
   const rt::ProgramInfo &info() const override { return description_.info; }
   rt::Status run(const rt::StepBuffers &buffers, int64_t step, rt::StepMetrics &metrics) override;
   bool canEvaluate() const override { return true; }
+  const std::vector<std::vector<float>> *lastGradients() const override {
+    return grads_.empty() ? nullptr : &grads_;
+  }
   rt::Status evaluate(const rt::StepBuffers &buffers, int64_t step, double &loss) override;
   /// The interpreter runs on the CPU; --device and `info` report the GPU as a CPU-only
   /// executable does (runtime/hal/Device.h).
@@ -43,6 +46,7 @@ class InterpreterProgram : public rt::StepProgram {
                   std::vector<interp::Tensor> &results);
 
   rt::ProgramDescription description_;
+  std::vector<std::vector<float>> grads_;  // the last step's gradients (--export-grads)
   mlir::func::FuncOp train_, eval_;
   interp::Interpreter interpreter_;
 };

@@ -29,8 +29,9 @@ struct InputSlot {
 
 class TrainStepBuilder {
  public:
-  TrainStepBuilder(step::ModelOp model, const TrainConfig &config)
-      : model(model), config(config), b(model.getContext()), loc(model.getLoc()) {}
+  TrainStepBuilder(step::ModelOp model, const TrainConfig &config, bool exportGrads)
+      : model(model), config(config), exportGrads(exportGrads), b(model.getContext()),
+        loc(model.getLoc()) {}
 
   mlir::LogicalResult build(mlir::ModuleOp module);
 
@@ -46,6 +47,7 @@ class TrainStepBuilder {
 
   step::ModelOp model;
   const TrainConfig &config;
+  bool exportGrads;
   mlir::OpBuilder b;
   mlir::Location loc;
   llvm::SmallVector<step::ParamOp> paramOps;
@@ -285,6 +287,12 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
   metric("grad_norm", gradNorm);
   metric("lr", lr);
   if (sam) metric("sam_loss", samLoss);
+  // The gradients themselves (--export-grads), before clipping, for `train --save-grads`.
+  if (exportGrads)
+    for (auto [p, grad] : llvm::zip(paramOps, grads)) {
+      results.push_back(grad);
+      resultAttrs.push_back(role("grad", p.getDeclName()));
+    }
   b.create<mlir::func::ReturnOp>(loc, results);
   fn.setFunctionType(b.getFunctionType(argTypes, mlir::ValueRange(results).getTypes()));
   fn.setAllArgAttrs(argAttrs);
@@ -318,7 +326,8 @@ struct BuildTrainStepPass : impl::BuildTrainStepBase<BuildTrainStepPass> {
     mlir::FailureOr<TrainConfig> config = resolveTrainConfig(models[0], overrides);
     if (failed(config)) return signalPassFailure();
     writeTrainConfig(models[0], *config);
-    if (failed(TrainStepBuilder(models[0], *config).build(module))) return signalPassFailure();
+    if (failed(TrainStepBuilder(models[0], *config, exportGrads).build(module)))
+      return signalPassFailure();
   }
 };
 

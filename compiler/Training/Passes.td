@@ -37,6 +37,9 @@ def BuildTrainStep : Pass<"step-build-train-step", "mlir::ModuleOp"> {
            "override the number of micro-batches (0 keeps the model's)">,
     Option<"clip", "clip", "std::string", "\"\"",
            "override gradient clipping: none, global_norm or agc">,
+    Option<"exportGrads", "export-grads", "bool", "false",
+           "also return every parameter's gradient (before clipping: the one grad_norm measures; "
+           "SAM's second pass's with SAM), role `grad`, for `train --save-grads`">,
   ];
   let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
 }

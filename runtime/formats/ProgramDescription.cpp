@@ -34,6 +34,7 @@ const char *kindName(Binding::Kind kind) {
     case Binding::Kind::kStep: return "step";
     case Binding::Kind::kMetric: return "metric";
     case Binding::Kind::kLogits: return "logits";
+    case Binding::Kind::kGrad: return "grad";
   }
   return "?";
 }
@@ -118,6 +119,7 @@ void readBindings(Reader &r, const JsonValue &entry, const char *key, std::vecto
     else if (kind == "step") b.kind = Binding::Kind::kStep;
     else if (kind == "metric") b.kind = Binding::Kind::kMetric;
     else if (kind == "logits") b.kind = Binding::Kind::kLogits;
+    else if (kind == "grad") b.kind = Binding::Kind::kGrad;
     else r.fail("unknown binding kind '" + kind + "'");
     if (b.kind == Binding::Kind::kMetric)
       b.metric = r.str(o, "metric");
@@ -143,7 +145,8 @@ Status checkEntry(const ProgramDescription &d, const EntryDescription &entry, co
   size_t batchBuffers = 2 * d.info.inputs.size();
   for (const auto *list : {&entry.args, &entry.results})
     for (const Binding &b : *list) {
-      size_t limit = b.kind == Binding::Kind::kParam   ? d.info.params.size()
+      size_t limit = b.kind == Binding::Kind::kParam || b.kind == Binding::Kind::kGrad
+                         ? d.info.params.size()
                      : b.kind == Binding::Kind::kState ? d.info.state.size()
                      : b.kind == Binding::Kind::kBatch ? batchBuffers
                                                        : 1;

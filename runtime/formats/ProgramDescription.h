@@ -38,6 +38,7 @@ struct Binding {
     kStep,    // the step counter, one int64
     kMetric,  // one f32 metric named `metric` ("loss", "grad_norm", "lr" or an extra)
     kLogits,  // the next-token logits of every row, [batch, vocab] f32 (@sample_logits)
+    kGrad,    // the gradient of ProgramInfo::params[index] (stepc compile --export-grads)
   };
   Kind kind = Kind::kParam;
   int index = 0;

@@ -99,13 +99,15 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
       case Binding::Kind::kStep: args_.push_back(&stepValue); break;
       case Binding::Kind::kMetric:
       case Binding::Kind::kLogits:
+      case Binding::Kind::kGrad:
         return Status::error("program description: a metric or logits cannot be an argument");
     }
   }
   scratch_.resize(entry.results.size());
   for (size_t i = 0; i < entry.results.size(); ++i) {
     const Binding &b = entry.results[i];
-    int64_t n = b.kind == Binding::Kind::kParam   ? elementCount(info().params[b.index].shape)
+    int64_t n = b.kind == Binding::Kind::kParam || b.kind == Binding::Kind::kGrad
+                    ? elementCount(info().params[b.index].shape)
                 : b.kind == Binding::Kind::kState ? elementCount(info().state[b.index].shape)
                                                   : 1;
     scratch_[i].resize(static_cast<size_t>(n));
@@ -143,6 +145,9 @@ Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetric
       const TensorBuffer &dst =
           b.kind == Binding::Kind::kParam ? buffers.params.at(b.index) : buffers.state.at(b.index);
       std::memcpy(dst.data, value.data(), value.size() * sizeof(float));
+    } else if (b.kind == Binding::Kind::kGrad) {
+      grads_.resize(info().params.size());
+      grads_[b.index] = value;
     } else {
       setMetric(metrics, b.metric, value[0]);
     }

@@ -43,6 +43,9 @@ class CompiledProgram : public StepProgram {
   Status syncToHost(const StepBuffers &buffers) override;
   bool canEvaluate() const override { return true; }
   Status evaluate(const StepBuffers &buffers, int64_t step, double &loss) override;
+  const std::vector<std::vector<float>> *lastGradients() const override {
+    return grads_.empty() ? nullptr : &grads_;
+  }
   bool canSample() const override { return sample_ && !description_.sample.symbol.empty(); }
   Status sampleLogits(const StepBuffers &buffers, std::vector<float> &logits) override;
 
@@ -59,6 +62,7 @@ class CompiledProgram : public StepProgram {
   bool useCuda_ = false;
   std::unique_ptr<cuda::CudaStep> cudaStep_;
   std::vector<std::vector<float>> scratch_;  // one per result of the entry being called
+  std::vector<std::vector<float>> grads_;    // the last step's gradients (--export-grads)
   std::vector<void *> args_;
 };
 

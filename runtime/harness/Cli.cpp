@@ -173,6 +173,8 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
          [&](const std::string &x) { return pathFlag("--init-from", x, t.initFrom); }},
         {"--save-params", true,
          [&](const std::string &x) { return pathFlag("--save-params", x, t.saveParams); }},
+        {"--save-grads", true,
+         [&](const std::string &x) { return pathFlag("--save-grads", x, t.saveGrads); }},
         {"--val-fraction", true,
          [&](const std::string &x) { return fractionFlag("--val-fraction", x, t.valFraction); }},
         {"--eval-every", true,
@@ -383,6 +385,8 @@ std::string usageText(const std::string &program, Command command) {
              "                         F16, BF16 or F64; finite). Matmul weights are [in, out]:\n"
              "                         PyTorch's nn.Linear.weight is [out, in], transpose it\n"
              "  --save-params F        write the final parameters to a safetensors file\n"
+             "  --save-grads F         write the last step's gradients (before clipping) by\n"
+             "                         parameter name (needs stepc compile --export-grads)\n"
              "  --val-fraction F       hold out the last F of --data (default 0.05, at least one\n"
              "                         window; 0: none); training never reads it. Built-in data\n"
              "                         has its own held-out stream\n"

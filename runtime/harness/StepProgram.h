@@ -109,6 +109,10 @@ class StepProgram {
   virtual Status run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) = 0;
 
   /// The loss of the current params on a batch, without updating anything (for `eval`).
+  /// The gradients of the last step run, one per parameter in ProgramInfo order, for a
+  /// program compiled with --export-grads; null otherwise.
+  virtual const std::vector<std::vector<float>> *lastGradients() const { return nullptr; }
+
   /// A language model's next-token logits for the token batch in `buffers` (row r's window in
   /// batch row r; its last position predicts): [batch, vocab] f32, row-major, into `logits`.
   /// For `sample`. Programs that cannot sample keep these defaults.

@@ -516,6 +516,23 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
                   static_cast<long long>(done.bestValStep));
     reporter.note(text);
   }
+  if (!options.saveGrads.empty()) {
+    const std::vector<std::vector<float>> *grads = program.lastGradients();
+    if (!grads || grads->size() != info.params.size())
+      return Status::error("--save-grads: " +
+                           std::string(end > first ? "this executable does not return gradients; "
+                                                     "compile it with stepc compile --export-grads"
+                                                   : "no step ran, so there are no gradients"));
+    std::vector<TensorView> views;
+    for (size_t i = 0; i < info.params.size(); ++i)
+      views.push_back({info.params[i].name, DType::kF32, info.params[i].shape, (*grads)[i].data()});
+    if (Status s = writeSafetensors(options.saveGrads, views,
+                                    {{"stepc.step", std::to_string(end - 1)},
+                                     {"stepc.what", "gradients of the step, before clipping"}});
+        !s.ok())
+      return s.withContext("--save-grads");
+    reporter.note("gradients of step " + std::to_string(end - 1) + ": " + options.saveGrads);
+  }
   if (Status s = reporter.finish(); !s.ok()) return s;
   done.endStep = end;
   done.lastCheckpoint = checkpoints.last();

@@ -46,6 +46,7 @@ struct TrainOptions {
   bool resume = false;           // --resume: continue from the newest checkpoint
   std::string initFrom;          // --init-from FILE.safetensors
   std::string saveParams;        // --save-params FILE.safetensors
+  std::string saveGrads;         // --save-grads FILE.safetensors: the last step's gradients
   int keepCheckpoints = 2;       // checkpoints kept in checkpointDir (>= 1)
   double valFraction = 0.05;     // --val-fraction: the tail of --data held out (BatchSource.h)
   int64_t evalEvery = 0;         // --eval-every: validate every N steps (and at the end); 0: never

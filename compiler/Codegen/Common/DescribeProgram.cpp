@@ -205,6 +205,9 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
           b.kind = rt::Binding::Kind::kStep;
           if (!tensor.getElementType().isInteger(64) || tensor.getRank() != 0)
             return fn.emitError("the step counter must be a tensor<i64>");
+        } else if (role == "grad" && paramIndex.count(name)) {
+          b.kind = rt::Binding::Kind::kGrad;
+          b.index = paramIndex[name];
         } else if (role == "logits") {
           b.kind = rt::Binding::Kind::kLogits;
           if (!tensor.getElementType().isF32() || tensor.getRank() != 2)

@@ -13,14 +13,16 @@ one-cycle schedule and AdamW with decay 0.01 on every parameter. The formulas ar
 runtime documents (compiler/Training/UpdateRules.h), not read from the compiler.
 
 Same initialisation (safetensors) and batches (Philox windows) as the stepc run given by --run;
-compared as gpt2_parity.py compares (parity_common.compare), sam_loss included.
+compared as gpt2_parity.py compares (parity_common.compare), sam_loss included; the exported
+gradients are SAM's second pass's (the ones the update uses, before clipping).
 """
 import argparse, os, sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_common import adamw_update, compare, run_stepc, window_start, write_safetensors  # noqa: E402
+from parity_common import (adamw_update, compare, compare_gradients, run_stepc,  # noqa: E402
+                           step1_gradients, window_start, write_safetensors)
 
 B, S, F, I, K, DEPTH = 2, 16, 16, 8, 3, 2
 STEPS, SEED = 10, 11
@@ -76,7 +78,7 @@ def reference(init, stream, dtype):
     p = {k: v.to(dtype).clone().requires_grad_(True) for k, v in init.items()}
     m = {k: torch.zeros_like(v) for k, v in p.items()}
     v2 = {k: torch.zeros_like(v) for k, v in p.items()}
-    metrics = []
+    metrics, first = [], None
     for step in range(STEPS):
         starts = [window_start(len(stream), S, SEED, step, r) for r in range(B)]
         win = torch.tensor([stream[s:s + S + 1] for s in starts])
@@ -90,6 +92,7 @@ def reference(init, stream, dtype):
             perturbed = {k: (p[k] + factor * tw[k] * tw[k] * g1[k]).requires_grad_(True) for k in p}
         sam_loss = forward(perturbed, x, y)
         g2 = dict(zip(p.keys(), torch.autograd.grad(sam_loss, list(perturbed.values()))))
+        first = first or {k: v.detach().clone() for k, v in g2.items()}  # what stepc exports
         grad_norm = torch.sqrt(sum((g * g).sum() for g in g2.values()))
         with torch.no_grad():
             clipped = {k: agc(k, p[k], g2[k]) for k in p}
@@ -97,7 +100,7 @@ def reference(init, stream, dtype):
         adamw_update(p, m, v2, clipped, lr, step, B1, B2, EPS, WD, lambda k: True)
         metrics.append({"loss": loss.item(), "sam_loss": sam_loss.item(),
                         "grad_norm": grad_norm.item(), "lr": lr})
-    return metrics, {k: t.detach().to(torch.float64) for k, t in p.items()}
+    return metrics, {k: t.detach().to(torch.float64) for k, t in p.items()}, first
 
 
 def main():
@@ -124,11 +127,12 @@ def main():
     init_path = os.path.join(a.work, "init.safetensors")
     write_safetensors(init_path, init)
     got, final = run_stepc(a.run, a.work, STEPS, SEED, init_path, data)
-    m64, p64 = reference(init, stream, torch.float64)
-    m32, p32 = reference(init, stream, torch.float32)
+    m64, p64, g64 = reference(init, stream, torch.float64)
+    m32, p32, g32 = reference(init, stream, torch.float32)
+    grads_ok = compare_gradients(step1_gradients(a.run, a.work, SEED, init_path, data), g64, g32, a.tol)
     ok = compare(got, final, init, m64, p64, m32, p32, a.tol,
                  [("loss", 2e-6), ("sam_loss", 2e-6), ("grad_norm", 2e-6), ("lr", 1.2e-7)])
-    sys.exit(0 if ok else 1)
+    sys.exit(0 if ok and grads_ok else 1)
 
 
 if __name__ == "__main__":

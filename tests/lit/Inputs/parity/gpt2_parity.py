@@ -11,7 +11,9 @@ documented Philox draw, Data.h's tokenWindowStart) as the stepc run given by --r
 a command line ending where `train ...` flags go (a compiled executable, or `stepc interpret
 MODEL --config=tiny --`).
 
-Compared: every step's loss, gradient norm (before clipping) and learning rate, and every final
+Compared: the first step's gradient of every parameter by name (`train --steps 1 --save-grads`,
+an executable compiled with --export-grads), every step's loss, gradient norm (before clipping)
+and learning rate, and every final
 parameter by name, and every parameter's update (final - initial; with the warmup's small
 rates the update is what tests AdamW, the parameters barely move). The reference runs in
 float64 and float32; stepc must be within TOL x PyTorch-f32's own distance from float64 (or an
@@ -23,7 +25,8 @@ import argparse, math, os, sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_common import adamw_update, compare, run_stepc, window_start, write_safetensors  # noqa: E402
+from parity_common import (adamw_update, compare, compare_gradients, run_stepc,  # noqa: E402
+                           step1_gradients, window_start, write_safetensors)
 
 B, T, V, C, L, NH = 2, 16, 64, 32, 2, 4
 HS = C // NH
@@ -71,19 +74,20 @@ def reference(init, stream, dtype):
     p = {k: v.to(dtype).clone().requires_grad_(True) for k, v in init.items()}
     m = {k: torch.zeros_like(v) for k, v in p.items()}
     v2 = {k: torch.zeros_like(v) for k, v in p.items()}
-    metrics = []
+    metrics, first = [], None
     for step in range(STEPS):
         starts = [window_start(len(stream), T, SEED, step, r) for r in range(B)]
         win = torch.tensor([stream[s:s + T + 1] for s in starts])
         loss = forward(p, win[:, :T], win[:, 1:])
         grads = dict(zip(p.keys(), torch.autograd.grad(loss, list(p.values()))))
+        first = first or {k: v.detach().clone() for k, v in grads.items()}
         norm = torch.sqrt(sum((g * g).sum() for g in grads.values()))
         coef = min(MAX_NORM / (norm.item() + 1e-6), 1.0)
         lr = lr_at(step)
         adamw_update(p, m, v2, {k: g * coef for k, g in grads.items()}, lr, step, B1, B2, EPS, WD,
                      decays)
         metrics.append({"loss": loss.item(), "grad_norm": norm.item(), "lr": lr})
-    return metrics, {k: t.detach().to(torch.float64) for k, t in p.items()}
+    return metrics, {k: t.detach().to(torch.float64) for k, t in p.items()}, first
 
 def main():
     ap = argparse.ArgumentParser()
@@ -119,12 +123,13 @@ def main():
     init_path = os.path.join(a.work, "init.safetensors")
     write_safetensors(init_path, init)
     got, final = run_stepc(a.run, a.work, STEPS, SEED, init_path, data)
-    m64, p64 = reference(init, stream, torch.float64)
-    m32, p32 = reference(init, stream, torch.float32)
+    m64, p64, g64 = reference(init, stream, torch.float64)
+    m32, p32, g32 = reference(init, stream, torch.float32)
+    grads_ok = compare_gradients(step1_gradients(a.run, a.work, SEED, init_path, data), g64, g32, a.tol)
     # The learning rate is computed in f32 in the step: float32's rounding is its floor.
     ok = compare(got, final, init, m64, p64, m32, p32, a.tol,
                  [("loss", 2e-6), ("grad_norm", 2e-6), ("lr", 1.2e-7)])
-    sys.exit(0 if ok else 1)
+    sys.exit(0 if ok and grads_ok else 1)
 
 
 if __name__ == "__main__":

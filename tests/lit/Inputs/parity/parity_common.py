@@ -80,6 +80,39 @@ def run_stepc(run, work, steps, seed, init_path, data):
     return got, {k: v.to(torch.float64) for k, v in read_safetensors(out_path).items()}
 
 
+def step1_gradients(run, work, seed, init_path, data):
+    """stepc's gradients of the first step (`train --steps 1 --save-grads`), by name."""
+    path = os.path.join(work, "grads.safetensors")
+    cmd = shlex.split(run) + ["train", "--steps", "1", "--seed", str(seed), "--init-from", init_path,
+                              "--data", data, "--val-fraction", "0", "--save-grads", path]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(f"stepc failed ({r.returncode}):\n{r.stderr[-2000:]}")
+    return {k: v.to(torch.float64) for k, v in read_safetensors(path).items()}
+
+
+def compare_gradients(got, g64, g32, tol):
+    """Every gradient by name, relative to its largest entry, within tol x PyTorch-f32's own
+    distance from float64 (floor 1e-6: float32 rounding of sums of a few hundred terms)."""
+    ok, worst = True, ("", 0.0, 0.0)
+    for name, ref in g64.items():
+        if name not in got:
+            print(f"gradient {name} missing from stepc's --save-grads")
+            ok = False
+            continue
+        scale = ref.abs().max().clamp_min(1e-30)
+        d = ((got[name] - ref).abs().max() / scale).item()
+        d32 = ((g32[name].to(torch.float64) - ref).abs().max() / scale).item()
+        if d > max(tol * d32, 1e-6):
+            ok = False
+            print(f"gradient {name}: relative {d:.2e} (PyTorch-f32 {d32:.2e}) FAILED")
+        if d > worst[1]:
+            worst = (name, d, d32)
+    print(f"    grads: step 1, {len(g64)} tensors by name, worst relative {worst[1]:.2e} "
+          f"({worst[0]}; PyTorch-f32 {worst[2]:.2e}) {'ok' if ok else 'FAILED'}")
+    return ok
+
+
 def compare(got, final, init, m64, p64, m32, p32, tol, metrics):
     """Prints the distances and returns whether stepc is within `tol` x PyTorch-f32's distance
     from float64 (or the floor, float32's noise) on every metric, parameter and update."""
