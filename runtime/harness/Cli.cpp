@@ -250,6 +250,8 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
            sm.prompt = x;
            return Status();
          }},
+        {"--tokenizer", true,
+         [&](const std::string &x) { return pathFlag("--tokenizer", x, sm.tokenizer); }},
         {"--prompt-ids", true,
          [&](const std::string &x) {
            sm.hasPromptIds = true;
@@ -423,6 +425,9 @@ std::string usageText(const std::string &program, Command command) {
              "                         parameters of --seed, an untrained model)\n"
              "  --prompt TEXT          the start, as bytes (byte-level models); at most the window\n"
              "  --prompt-ids 1,2,3     the start as token ids (any vocabulary; printed as ids)\n"
+             "  --tokenizer FILE       llm.c's gpt2_tokenizer.bin: text in and out for token\n"
+             "                         models (the prompt is encoded greedily, longest token\n"
+             "                         first: the file holds no BPE merges)\n"
              "  --tokens N             tokens to generate (default 200)\n"
              "  --temperature T        softmax temperature, >= 0 (default 1; 0: the most likely)\n"
              "  --top-k K              draw among the K most likely tokens (default 0: all)\n"

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "runtime/base/Philox.h"
+#include "runtime/formats/Tokenizer.h"
 #include "runtime/harness/TrainingLoop.h"
 
 namespace stepc::rt {
@@ -46,9 +47,16 @@ int64_t drawToken(const float *logits, int64_t vocab, const SampleOptions &optio
 
 namespace {
 
-void writeToken(FILE *out, int64_t token, bool bytes) {
-  if (bytes) std::fputc(static_cast<int>(token), out);
-  else std::fprintf(out, "%lld ", static_cast<long long>(token));
+// A token as text: a byte of a byte model, its bytes through a tokenizer, else its id.
+void writeToken(FILE *out, int64_t token, bool bytes, const Tokenizer *tokenizer = nullptr) {
+  if (tokenizer) {
+    std::string text = tokenizer->decode(token);
+    std::fwrite(text.data(), 1, text.size(), out);
+  } else if (bytes) {
+    std::fputc(static_cast<int>(token), out);
+  } else {
+    std::fprintf(out, "%lld ", static_cast<long long>(token));
+  }
 }
 
 }  // namespace
@@ -77,12 +85,21 @@ Status sample(StepProgram &program, const SampleOptions &options, FILE *out, FIL
   if (!options.prompt.empty() && options.hasPromptIds)
     return Status::error("--prompt and --prompt-ids exclude each other");
   std::vector<int64_t> context;
+  Tokenizer tokenizer;
+  const Tokenizer *text = nullptr;
+  if (!options.tokenizer.empty()) {
+    if (Status s = Tokenizer::open(options.tokenizer, vocab, tokenizer); !s.ok()) return s;
+    text = &tokenizer;
+  }
   if (options.hasPromptIds) {
     context = options.promptIds;
+  } else if (text) {
+    if (Status s = text->encode(options.prompt, context); !s.ok()) return s;
   } else {
     if (!bytes && !options.prompt.empty())
       return Status::error("--prompt: this model's vocabulary is " + std::to_string(vocab) +
-                           " tokens, not bytes; give the token ids with --prompt-ids 1,2,3");
+                           " tokens, not bytes; give the token ids with --prompt-ids 1,2,3, or "
+                           "a --tokenizer");
     for (unsigned char c : options.prompt) context.push_back(c);
   }
   for (int64_t t : context)
@@ -99,8 +116,7 @@ Status sample(StepProgram &program, const SampleOptions &options, FILE *out, FIL
     TensorBuffer tokens = buffers.batch.at(0);
     std::vector<std::vector<int64_t>> rows(static_cast<size_t>(options.samples), context);
     std::vector<std::vector<int64_t>> generated(static_cast<size_t>(options.samples));
-    if (bytes) std::fwrite(options.prompt.data(), 1, options.prompt.size(), out);
-    else for (int64_t t : context) writeToken(out, t, false);
+    for (int64_t t : context) writeToken(out, t, bytes, text);
     std::fflush(out);
     std::vector<float> logits;
     auto start = std::chrono::steady_clock::now();
@@ -122,7 +138,7 @@ Status sample(StepProgram &program, const SampleOptions &options, FILE *out, FIL
         rows[r].push_back(token);
         generated[r].push_back(token);
         if (r == 0) {
-          writeToken(out, token, bytes);
+          writeToken(out, token, bytes, text);
           std::fflush(out);
         }
       }
@@ -131,9 +147,8 @@ Status sample(StepProgram &program, const SampleOptions &options, FILE *out, FIL
     std::fputc('\n', out);
     for (int64_t r = 1; r < options.samples; ++r) {
       std::fprintf(out, "--- sample %lld\n", static_cast<long long>(r + 1));
-      if (bytes) std::fwrite(options.prompt.data(), 1, options.prompt.size(), out);
-      else for (int64_t t : context) writeToken(out, t, false);
-      for (int64_t t : generated[r]) writeToken(out, t, bytes);
+      for (int64_t t : context) writeToken(out, t, bytes, text);
+      for (int64_t t : generated[r]) writeToken(out, t, bytes, text);
       std::fputc('\n', out);
     }
     std::fflush(out);

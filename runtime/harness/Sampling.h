@@ -29,6 +29,7 @@ struct SampleOptions {
   std::string initFrom;           // --init-from FILE.safetensors
   std::string prompt;             // --prompt TEXT: bytes (byte models, vocabulary 256)
   std::vector<int64_t> promptIds;  // --prompt-ids 1,2,3: token ids (any vocabulary)
+  std::string tokenizer;          // --tokenizer FILE: llm.c's gpt2_tokenizer.bin (Tokenizer.h)
   bool hasPromptIds = false;
   int64_t tokens = 200;           // --tokens N to generate
   double temperature = 1.0;       // --temperature T >= 0; 0: greedy

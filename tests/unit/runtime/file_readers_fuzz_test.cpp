@@ -17,6 +17,7 @@
 #include "runtime/formats/Checkpoint.h"
 #include "runtime/formats/DataFile.h"
 #include "runtime/formats/Safetensors.h"
+#include "runtime/formats/Tokenizer.h"
 #include "tests/unit/runtime/TestFiles.h"
 
 namespace stepc::rt {
@@ -160,6 +161,37 @@ TEST(FileReadersFuzz, TokenFiles) {
         EXPECT_FALSE(file.copyWindow(file.size() - 8, 8, x.data(), y.data()).ok());
       }
     }
+  }
+}
+
+TEST(FileReadersFuzz, Tokenizers) {
+  TempDir dir;
+  std::vector<uint8_t> valid;
+  appendLe32(valid, 20240328);
+  appendLe32(valid, 2);
+  appendLe32(valid, 40);
+  appendLe32(valid, 39);
+  for (int i = 4; i < 256; ++i) appendLe32(valid, 0);
+  for (int i = 0; i < 40; ++i) {
+    std::string token = std::string(1 + i % 3, static_cast<char>('a' + i % 26));
+    valid.push_back(static_cast<uint8_t>(token.size()));
+    valid.insert(valid.end(), token.begin(), token.end());
+  }
+  Tokenizer ok;
+  writeBytes(dir.path("tok.bin"), valid);
+  ASSERT_TRUE(Tokenizer::open(dir.path("tok.bin"), 64, ok).ok());
+  for (const std::vector<uint8_t> &bytes : damaged(valid, 4, 800, {8}, 4)) {
+    writeBytes(dir.path("bad.bin"), bytes);
+    Tokenizer t;
+    Status s = Tokenizer::open(dir.path("bad.bin"), 64, t);
+    if (!s.ok()) {
+      EXPECT_NE(s.message().find("bad.bin"), std::string::npos) << s.message();
+      continue;
+    }
+    std::vector<int64_t> ids;
+    (void)t.encode("abcabc", ids);
+    for (int64_t id : ids) ASSERT_FALSE(t.decode(id).empty());
+    EXPECT_EQ(t.decode(-1), "<|-1|>");
   }
 }
 
