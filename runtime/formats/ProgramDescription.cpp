@@ -170,6 +170,8 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   root.add("flopsPerStep", num(info.flopsPerStep));
   root.add("executedFlopsPerStep", num(info.executedFlopsPerStep));
   root.add("samFlopsPerStep", num(info.samFlopsPerStep));
+  if (info.sampleTemporaryBytes >= 0)
+    root.add("sampleTemporaryBytes", num(static_cast<double>(info.sampleTemporaryBytes)));
   if (info.predictedStepSeconds > 0) {
     root.add("predictedStepSeconds", num(info.predictedStepSeconds));
     root.add("predictedLaunchSeconds", num(info.predictedLaunchSeconds));
@@ -255,6 +257,8 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
     info.executedFlopsPerStep = std::strtod(e->text.c_str(), nullptr);
   if (const JsonValue *e = root.find("samFlopsPerStep"); e && e->isNumber())
     info.samFlopsPerStep = std::strtod(e->text.c_str(), nullptr);
+  if (const JsonValue *e = root.find("sampleTemporaryBytes"); e && e->isNumber())
+    info.sampleTemporaryBytes = static_cast<int64_t>(std::strtod(e->text.c_str(), nullptr));
   if (const JsonValue *e = root.find("predictedStepSeconds"); e && e->isNumber()) {
     info.predictedStepSeconds = std::strtod(e->text.c_str(), nullptr);
     info.predictedLaunchSeconds = r.number(root, "predictedLaunchSeconds");

@@ -76,6 +76,9 @@ struct ProgramInfo {
   double flopsPerStep = 0;          // model FLOPs: 3 x the forward's contractions (MFU's)
   double executedFlopsPerStep = 0;  // all the compiled step computes (SAM, recompute); 0: unknown
   double samFlopsPerStep = 0;       // SAM's second pass's contractions (not in flopsPerStep)
+  /// The temporaries of `sample`'s forward-only program (@sample_logits), in the arena the step
+  /// programs share; -1: the model has none.
+  int64_t sampleTemporaryBytes = -1;
   /// The roofline prediction of the CUDA step (--step-predict-step-time); 0: none.
   double predictedStepSeconds = 0;
   double predictedLaunchSeconds = 0;  // of which launch costs

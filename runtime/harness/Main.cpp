@@ -111,6 +111,10 @@ std::string infoText(const StepProgram &program) {
           (info.plannedBytes > 0 ? formatBytes(static_cast<double>(info.plannedBytes))
                                  : std::string("unknown")) +
           "\n";
+  if (info.sampleTemporaryBytes >= 0)
+    text += "sample: a forward-only program (no backward, no optimizer), its temporaries " +
+            formatBytes(static_cast<double>(info.sampleTemporaryBytes)) +
+            " of the same arena\n";
   text += "kernels " +
           (info.kernelCount > 0 ? std::to_string(info.kernelCount) : std::string("unknown")) +
           "\n";

@@ -81,7 +81,7 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
     mlir::ModuleOp module = getOperation();
     mlir::MLIRContext *ctx = &getContext();
     if (module.lookupSymbol("stepc_arena")) return;  // planned already
-    int64_t arena = 0, planned = 0, unplanned = 0;
+    int64_t arena = 0, planned = 0, unplanned = 0, sampleArena = -1;
     std::vector<std::pair<mlir::func::FuncOp, std::vector<Buffer>>> plans;
     for (auto fn : module.getOps<mlir::func::FuncOp>()) {
       if (fn.isExternal() || fn->hasAttr("step.kernel")) continue;
@@ -113,7 +113,9 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
         b.end = number[dealloc];
         buffers.push_back(b);
       });
-      arena = std::max(arena, assignOffsets(buffers));
+      int64_t own = assignOffsets(buffers);
+      arena = std::max(arena, own);
+      if (fn.getSymName() == "sample_logits") sampleArena = own;  // `sample`'s own plan
       planned += static_cast<int64_t>(buffers.size());
       plans.push_back({fn, std::move(buffers)});
     }
@@ -161,6 +163,7 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
         total += bytes(in.shape) + bytes({in.shape.front()}) *
                                        (in.source == rt::InputSource::kTokenStream ? in.shape[1] : 1);
       d.info.plannedBytes = total;
+      if (sampleArena >= 0) d.info.sampleTemporaryBytes = sampleArena;
       module->setAttr("step.program", mlir::StringAttr::get(ctx, rt::writeProgramDescription(d)));
     }
     module->setAttr("step.memory",
