@@ -20,13 +20,12 @@ float64 and float32; stepc must be within TOL x PyTorch-f32's own distance from 
 absolute floor of float32 noise), so the tolerance is justified by what float32 itself costs.
 Prints the distances, then PARITY OK or PARITY FAILED (exit 1).
 """
-import argparse, math, os, sys
+import math, os, sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_common import (adamw_update, compare, compare_gradients, run_stepc,  # noqa: E402
-                           step1_gradients, window_start, write_safetensors)
+from parity_common import adamw_update, check, parse_args, window_start  # noqa: E402
 
 B, T, V, C, L, NH = 2, 16, 64, 32, 2, 4
 HS = C // NH
@@ -90,19 +89,11 @@ def reference(init, stream, dtype):
     return metrics, {k: t.detach().to(torch.float64) for k, t in p.items()}, first
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--run", required=True, help="the stepc command line that takes train flags")
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--tol", type=float, default=10.0, help="x PyTorch-f32's distance from f64")
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
-    torch.manual_seed(0)
+    a = parse_args()
     # Data: 4096 tokens below the vocabulary of 64, with structure (a noisy walk).
     g = torch.Generator().manual_seed(1)
     steps_ = torch.randint(-3, 4, (4096,), generator=g)
     stream = (torch.cumsum(steps_, 0) % V).tolist()
-    data = os.path.join(a.work, "data.bin")
-    open(data, "wb").write(bytes(stream))
     # Initialisation, GPT-2's: N(0, 0.02), residual projections 0.02 / sqrt(2 L), wpe 0.01.
     init = {"wte": torch.randn(V, C) * 0.02, "wpe": torch.randn(T, C) * 0.01}
     shapes = {"ln_1.weight": (C,), "ln_1.bias": (C,), "attn.c_attn.weight": (C, 3 * C),
@@ -120,16 +111,9 @@ def main():
             init["h." + n] = 0.02 * torch.randn(shape)     # nonzero biases, for the same reason
     init["ln_f.weight"] = 1 + 0.1 * torch.randn(C)
     init["ln_f.bias"] = 0.02 * torch.randn(C)
-    init_path = os.path.join(a.work, "init.safetensors")
-    write_safetensors(init_path, init)
-    got, final = run_stepc(a.run, a.work, STEPS, SEED, init_path, data)
-    m64, p64, g64 = reference(init, stream, torch.float64)
-    m32, p32, g32 = reference(init, stream, torch.float32)
-    grads_ok = compare_gradients(step1_gradients(a.run, a.work, SEED, init_path, data), g64, g32, a.tol)
     # The learning rate is computed in f32 in the step: float32's rounding is its floor.
-    ok = compare(got, final, init, m64, p64, m32, p32, a.tol,
-                 [("loss", 2e-6), ("grad_norm", 2e-6), ("lr", 1.2e-7)])
-    sys.exit(0 if ok and grads_ok else 1)
+    check(a, init, stream, reference, STEPS, SEED,
+          [("loss", 2e-6), ("grad_norm", 2e-6), ("lr", 1.2e-7)])
 
 
 if __name__ == "__main__":

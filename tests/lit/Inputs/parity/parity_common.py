@@ -1,7 +1,7 @@
 """Shared by the PyTorch parity references (gpt2_parity.py, byte_lm_parity.py): the Philox draw
 of the data windows, safetensors I/O, AdamW as UpdateRules.h writes it, running stepc, and the
 comparison against float64 with a tolerance justified by PyTorch-float32's own distance."""
-import json, os, shlex, struct, subprocess, sys
+import argparse, json, os, shlex, struct, subprocess, sys
 
 import torch
 
@@ -149,3 +149,31 @@ def compare(got, final, init, m64, p64, m32, p32, tol, metrics):
           f"{len(p64)} tensors")
     print("PARITY OK" if ok else "PARITY FAILED")
     return ok
+
+
+def parse_args():
+    """--run (the stepc command line that takes train flags), --work, --tol."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--run", required=True, help="the stepc command line that takes train flags")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--tol", type=float, default=10.0, help="x PyTorch-f32's distance from f64")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    torch.manual_seed(0)
+    return a
+
+
+def check(a, init, stream, reference, steps, seed, metrics):
+    """Writes the data and the initialisation, runs stepc, runs `reference(init, stream, dtype)`
+    -> (metrics, final params, first-step gradients) in float64 and float32, compares all, and
+    exits 0 (PARITY OK) or 1."""
+    data = os.path.join(a.work, "data.bin")
+    open(data, "wb").write(bytes(stream))
+    init_path = os.path.join(a.work, "init.safetensors")
+    write_safetensors(init_path, init)
+    got, final = run_stepc(a.run, a.work, steps, seed, init_path, data)
+    m64, p64, g64 = reference(init, stream, torch.float64)
+    m32, p32, g32 = reference(init, stream, torch.float32)
+    grads_ok = compare_gradients(step1_gradients(a.run, a.work, seed, init_path, data), g64, g32, a.tol)
+    ok = compare(got, final, init, m64, p64, m32, p32, a.tol, metrics)
+    sys.exit(0 if ok and grads_ok else 1)
