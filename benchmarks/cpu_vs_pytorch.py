@@ -347,6 +347,7 @@ def main():
     p.add_argument("--torch-timeout", type=float, default=1800, help="seconds for one PyTorch run")
     p.add_argument("--workdir", default=None, help="where compiled binaries and metrics go")
     p.add_argument("--json", default=None, help="also write all results to this file")
+    p.add_argument("--plot", default=None, help="also render the table as an image (plot_benchmark.py)")
     p.add_argument("--worker", choices=["eager", "traced"], help=argparse.SUPPRESS)
     a = p.parse_args()
 
@@ -403,9 +404,15 @@ def main():
                     print(f"stepc vs {s:<6}: speedup {r[s]['ms'] / st['ms']:.2f}x   "
                           f"memory {st['rss'] / r[s]['rss']:.2f}x")
         print(flush=True)
-    if a.json:
-        with open(a.json, "w") as f:
+    if a.json or a.plot:
+        path = a.json or os.path.join(workdir, "results.json")
+        with open(path, "w") as f:
             json.dump(all_results, f, indent=1)
+        if a.plot:
+            import subprocess
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                         "plot_benchmark.py"), path, "-o", a.plot],
+                           check=False)
 
 
 if __name__ == "__main__":
