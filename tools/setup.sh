@@ -11,10 +11,14 @@ packages=(
   "mlir-${llvm_version}-tools" bazel-bootstrap libabsl-dev libgtest-dev python3 g++
   # GEMMs of compiled training executables (linked statically: libopenblas.a).
   libopenblas-pthread-dev
-  # tools/plot_metrics.py (the main job's picture of the run, and its test); the PyTorch
-  # parity test's independent reference (tests/lit/executable/pytorch_parity.test).
-  python3-matplotlib python3-torch
+  # tools/plot_metrics.py (the main job's picture of the run, and its test).
+  python3-matplotlib
 )
+# `tools/setup.sh --tests` (the test command): also the PyTorch parity test's independent
+# reference (tests/lit/executable/pytorch_parity.test).
+if [[ ${1-} == --tests ]]; then
+  packages+=(python3-torch)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

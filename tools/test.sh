@@ -8,7 +8,7 @@
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
-tools/setup.sh || exit 1
+tools/setup.sh --tests || exit 1
 if ! tools/bazel.sh build //...; then
   echo "0 passed, 1 failed, 0 skipped"
   exit 1
