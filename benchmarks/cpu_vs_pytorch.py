@@ -252,6 +252,39 @@ def side_env(a):
     return env
 
 
+def machine_probe(threads, workdir):
+    """The measured FMA peak and triad bandwidth (machine_probe.cpp), or None if it cannot run."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "machine_probe.cpp")
+    exe = os.path.join(workdir, "machine_probe")
+    if subprocess.run(["g++", "-O2", "-std=c++17", "-pthread", src, "-o", exe]).returncode != 0:
+        return None
+    r = subprocess.run([exe, str(threads)], capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def stepc_info_flops(binary):
+    out = subprocess.run([binary, "info"], capture_output=True, text=True).stdout
+    m = re.search(r"^FLOPs per step\s+(\d+)", out, re.M)
+    return int(m.group(1)) if m else None
+
+
+def stepc_gemm_share(binary, a):
+    """The share of stepc's step time in library GEMMs, from STEPC_PROFILE over 2 steps (a run of
+    its own: the profile's clock calls are not in the measured steps)."""
+    env = side_env(a)
+    env["STEPC_PROFILE"] = "1"
+    r = subprocess.run([binary, "train", "--steps", "2", "--threads", str(a.threads), "--seed",
+                        str(a.seed)], capture_output=True, text=True, env=env)
+    gemm = total = 0.0
+    for line in r.stderr.splitlines():
+        m = re.match(r"^\s*([\d.]+)\s+\d+\s+[\d.]+%\s+(.*)$", line)
+        if m:
+            total += float(m.group(1))
+            if m.group(2).startswith("gemm"):
+                gemm += float(m.group(1))
+    return gemm / total if total > 0 else None
+
+
 def stepc_info_params(binary):
     out = subprocess.run([binary, "info"], capture_output=True, text=True).stdout
     m = re.search(r"^parameters\s+(\d+)", out, re.M)
@@ -285,6 +318,7 @@ def bench_stepc(model, a, workdir):
         res["error"] = f"compile failed rc={rc} timed_out={to}: {out[-500:]}"
         return res
     res["params"] = stepc_info_params(binary)
+    res["flops"] = stepc_info_flops(binary)
     metrics = os.path.join(workdir, model + ".metrics.jsonl")
     if os.path.exists(metrics):
         os.remove(metrics)
@@ -310,6 +344,8 @@ def bench_stepc(model, a, workdir):
     res["ms"] = statistics.median(measured) if measured else float("nan")
     if rc != 0 and not to:
         res["error"] = f"train rc={rc}: {out[-500:]}"
+    elif not to:
+        res["gemm_share"] = stepc_gemm_share(binary, a)
     return res
 
 
@@ -364,7 +400,13 @@ def main():
     print("env: OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s OMP_NUM_THREADS=%s OPENBLAS_NUM_THREADS=%s" % tuple(
         os.environ.get(k, "<unset>") for k in
         ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")))
-    all_results = {}
+    probe = machine_probe(a.threads, workdir)
+    if probe:
+        print(f"machine (measured now, {probe['isa']}): FMA peak {probe['fma_gflops_1']:.0f} GFLOP/s on "
+              f"1 thread, {probe['fma_gflops_t']:.0f} on {probe['threads']}; triad "
+              f"{probe['triad_gbs_1']:.1f} GB/s on 1 thread, {probe['triad_gbs_t']:.1f} on "
+              f"{probe['threads']}")
+    all_results = {"machine": probe} if probe else {}
     for model in models:
         name, d, _ = parse_model(MODELS[model])
         tokens = d["B"] * d["S"]
@@ -397,6 +439,18 @@ def main():
             tps = tokens / ms * 1e3 if ms and not math.isnan(ms) else None
             print(f"{s:<8} {fmt(ms):>10} {fmt(tps, '.0f'):>10} {fmt(r[s].get('rss'), '.0f'):>12} "
                   f"{len(r[s].get('step_ms', [])):>3}")
+        flops = r.get("stepc", {}).get("flops")
+        if flops:
+            for s in r:
+                ms = r[s].get("ms")
+                if ms and not math.isnan(ms):
+                    rate = flops / (ms / 1e3) / 1e9
+                    peak = f" = {100 * rate / probe['fma_gflops_t']:.0f}% of the measured " \
+                           f"{probe['threads']}-thread FMA peak" if probe else ""
+                    print(f"achieved {s:<6}: {rate:.1f} GFLOP/s of model FLOPs{peak}")
+        if r.get("stepc", {}).get("gemm_share") is not None:
+            print(f"stepc step in GEMMs: {100 * r['stepc']['gemm_share']:.0f}% (STEPC_PROFILE), "
+                  f"{100 - 100 * r['stepc']['gemm_share']:.0f}% in the other kernels")
         if "stepc" in r:
             st = r["stepc"]
             for s in ("eager", "traced"):

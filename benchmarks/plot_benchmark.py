@@ -26,13 +26,14 @@ def main():
         results = json.load(open(a.results))
     except (OSError, json.JSONDecodeError) as e:
         sys.exit(f"plot_benchmark: error: cannot read '{a.results}': {e}")
-    if not isinstance(results, dict) or not results:
+    if not isinstance(results, dict) or not [k for k in results if k != "machine"]:
         sys.exit(f"plot_benchmark: error: {a.results}: expected {{model: {{side: result}}}}")
     ensure_matplotlib()
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    results = {k: v for k, v in results.items() if k != "machine"}  # the probe's numbers
     fig, axes = plt.subplots(len(results), 2, figsize=(9, 2.8 * len(results)), squeeze=False)
     for row, (model, sides) in enumerate(results.items()):
         names = [s for s in sides if isinstance(sides[s].get("ms"), (int, float))
