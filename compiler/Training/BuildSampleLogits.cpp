@@ -9,6 +9,7 @@
 // their executables say so.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Autodiff/Autodiff.h"
 #include "compiler/Autodiff/GradBuilder.h"
 #include "compiler/Training/LossFunction.h"
 #include "compiler/Training/Passes.h"
@@ -77,16 +78,7 @@ struct BuildSampleLogitsPass : impl::BuildSampleLogitsBase<BuildSampleLogitsPass
     }
     ret->setOperands(next);
     // What only the loss needed goes: the cross-entropy, the loss after it, the targets.
-    bool erased = true;
-    while (erased) {
-      erased = false;
-      for (mlir::Operation &op : llvm::make_early_inc_range(llvm::reverse(fn->getBody().front())))
-        if (&op != ret && op.use_empty() && !op.hasTrait<mlir::OpTrait::IsTerminator>() &&
-            llvm::isa<step::StepDialect>(op.getDialect())) {
-          op.erase();
-          erased = true;
-        }
-    }
+    ad::eraseDeadStepOps(fn->getBody());
     if (!targets.use_empty()) {
       fn->erase();  // the forward reads the targets: not a plain language model
       return;

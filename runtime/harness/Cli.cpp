@@ -51,29 +51,22 @@ Status integerFlag(const std::string &flag, const std::string &value, uint64_t m
   return {};
 }
 
-// A number in [min, max] (or (min, max] with `openMin`): the whole text must be a number.
+// A number in [min, max], either end open on request: the whole text must be a number.
 Status numberFlag(const std::string &flag, const std::string &value, double min, double max,
-                  bool openMin, const char *expected, double &out) {
+                  bool openMin, bool openMax, const char *expected, double &out) {
   char *end = nullptr;
   errno = 0;
   double v = value.empty() ? std::nan("") : std::strtod(value.c_str(), &end);
   if (value.empty() || *end != '\0' || errno != 0 || !(v >= min && v <= max) ||
-      (openMin && v == min))
+      (openMin && v == min) || (openMax && v == max))
     return Status::error(flag + ": expected " + expected + ", found '" + value + "'");
   out = v;
   return {};
 }
 
-// A fraction in [0, 1) (--val-fraction): the whole text must be a number.
+// --val-fraction, of train and eval alike.
 Status fractionFlag(const std::string &flag, const std::string &value, double &out) {
-  char *end = nullptr;
-  errno = 0;
-  double v = value.empty() ? -1 : std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || errno != 0 || !(v >= 0.0 && v < 1.0))
-    return Status::error(flag + ": expected a fraction in [0, 1) such as 0.05, found '" + value +
-                         "'");
-  out = v;
-  return {};
+  return numberFlag(flag, value, 0.0, 1.0, false, true, "a fraction in [0, 1) such as 0.05", out);
 }
 
 Status deviceFlag(const std::string &value, std::string &out) {
@@ -276,8 +269,8 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
          }},
         {"--temperature", true,
          [&](const std::string &x) {
-           return numberFlag("--temperature", x, 0.0, 1e6, false, "a number >= 0 (0: greedy)",
-                             sm.temperature);
+           return numberFlag("--temperature", x, 0.0, 1e6, false, false,
+                             "a number >= 0 (0: greedy)", sm.temperature);
          }},
         {"--top-k", true,
          [&](const std::string &x) {
@@ -287,7 +280,8 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
          }},
         {"--top-p", true,
          [&](const std::string &x) {
-           return numberFlag("--top-p", x, 0.0, 1.0, true, "a probability in (0, 1]", sm.topP);
+           return numberFlag("--top-p", x, 0.0, 1.0, true, false, "a probability in (0, 1]",
+                             sm.topP);
          }},
         {"--seed", true,
          [&](const std::string &x) {

@@ -318,6 +318,23 @@ Status resumeFrom(const std::string &dir, const char *what, const ProgramInfo &i
       .withContext(what);
 }
 
+// The mean loss under program.evaluate of batches 0..N-1: held-out ones, or training ones
+// (eval --split train). What eval prints and train --eval-every records.
+Status meanLoss(StepProgram &program, const BatchSource &data, const StepBuffers &buffers,
+                int64_t batches, bool heldOut, double &mean) {
+  double sum = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    Status filled = heldOut ? data.fillHeldOut(static_cast<uint64_t>(b), buffers.batch)
+                            : data.fill(static_cast<uint64_t>(b), buffers.batch);
+    if (!filled.ok()) return filled;
+    double loss = 0;
+    if (Status s = program.evaluate(buffers, b, loss); !s.ok()) return s;
+    sum += loss;
+  }
+  mean = sum / static_cast<double>(batches);
+  return {};
+}
+
 }  // namespace
 
 std::string checkpointPath(const std::string &dir, int64_t step) {
@@ -430,15 +447,7 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
   // The mean held-out loss of the current parameters (no dropout, no update).
   auto validate = [&](double &mean) -> Status {
     if (Status s = program.syncToHost(buffers); !s.ok()) return s;
-    double sum = 0;
-    for (int64_t b = 0; b < options.evalBatches; ++b) {
-      if (Status s = data.fillHeldOut(static_cast<uint64_t>(b), buffers.batch); !s.ok()) return s;
-      double loss = 0;
-      if (Status s = program.evaluate(buffers, b, loss); !s.ok()) return s;
-      sum += loss;
-    }
-    mean = sum / static_cast<double>(options.evalBatches);
-    return {};
+    return meanLoss(program, data, buffers, options.evalBatches, /*heldOut=*/true, mean);
   };
   int64_t lastWritten = options.resume ? first : -1;
   StepMetrics metrics;
@@ -543,8 +552,27 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
 std::string bestCheckpointPath(const std::string &dir) { return dir + "/best.safetensors"; }
 
 namespace {
+
 Status evaluateWith(StepProgram &program, const EvalOptions &options, const StepBuffers &buffers,
-                    double &meanLoss, std::string *split);
+                    double &mean, std::string *split) {
+  const ProgramInfo &info = program.info();
+  BatchSource data;
+  if (Status s = BatchSource::open(info.inputs, options.data, options.seed, options.valFraction,
+                                   data);
+      !s.ok())
+    return s;
+  if (!options.trainingSplit && !data.hasHeldOut())
+    return Status::error("eval: " + data.describeHeldOut() +
+                         "; pass --split train to score training batches, or a --val-fraction");
+  if (split)
+    *split = options.trainingSplit ? "training batches 0.." + std::to_string(options.batches - 1) +
+                                         " of seed " + std::to_string(options.seed)
+                                   : "held out: " + data.describeHeldOut();
+  if (Status s = program.selectDevice(options.device); !s.ok()) return s.withContext("--device");
+  if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
+  return meanLoss(program, data, buffers, options.batches, !options.trainingSplit, mean);
+}
+
 }  // namespace
 
 Status withParameters(const ProgramInfo &info, const std::string &checkpointDir,
@@ -576,39 +604,5 @@ Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLo
                           return evaluateWith(program, options, buffers, meanLoss, split);
                         });
 }
-
-namespace {
-
-Status evaluateWith(StepProgram &program, const EvalOptions &options, const StepBuffers &buffers,
-                    double &meanLoss, std::string *split) {
-  const ProgramInfo &info = program.info();
-  BatchSource data;
-  if (Status s = BatchSource::open(info.inputs, options.data, options.seed, options.valFraction,
-                                   data);
-      !s.ok())
-    return s;
-  if (!options.trainingSplit && !data.hasHeldOut())
-    return Status::error("eval: " + data.describeHeldOut() +
-                         "; pass --split train to score training batches, or a --val-fraction");
-  if (split)
-    *split = options.trainingSplit ? "training batches 0.." + std::to_string(options.batches - 1) +
-                                         " of seed " + std::to_string(options.seed)
-                                   : "held out: " + data.describeHeldOut();
-  if (Status s = program.selectDevice(options.device); !s.ok()) return s.withContext("--device");
-  if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
-  double sum = 0;
-  for (int64_t b = 0; b < options.batches; ++b) {
-    Status filled = options.trainingSplit ? data.fill(static_cast<uint64_t>(b), buffers.batch)
-                                          : data.fillHeldOut(static_cast<uint64_t>(b), buffers.batch);
-    if (!filled.ok()) return filled;
-    double loss = 0;
-    if (Status s = program.evaluate(buffers, b, loss); !s.ok()) return s;
-    sum += loss;
-  }
-  meanLoss = sum / static_cast<double>(options.batches);
-  return {};
-}
-
-}  // namespace
 
 }  // namespace stepc::rt

@@ -69,11 +69,6 @@ def TileKernels : Pass<"step-tile-kernels", "mlir::ModuleOp"> {
   ];
 }
 
-def CheckFinite : Pass<"step-check-finite", "mlir::ModuleOp"> {
-  let summary = "(--debug-nan) After every kernel and GEMM of the host plan, checks its float outputs for NaN and Inf, naming the model op it came from";
-  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
-}
-
 def GemmEpilogues : Pass<"step-gemm-epilogues", "mlir::ModuleOp"> {
   let summary = "Folds a bias add (and a residual add) after a library GEMM into the GEMM's epilogue";
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];

@@ -28,4 +28,9 @@ def DispatchParallelKernels : Pass<"step-dispatch-parallel-kernels", "mlir::Modu
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def CheckFinite : Pass<"step-check-finite", "mlir::ModuleOp"> {
+  let summary = "(--debug-nan) After every kernel and GEMM of the host plan, checks its float outputs for NaN and Inf, naming the model op it came from";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
 #endif  // STEPC_CODEGEN_LLVMCPU_PASSES_TD

@@ -47,25 +47,27 @@ namespace {
 // which a step of hundreds of small kernels pays in full.
 constexpr double kLaunchSeconds = 3e-6;
 
-double bytesOf(mlir::Value v) {
-  // The GEMM interface takes dynamically shaped casts of static views: size the static one.
+// The static memref type of an operand, or null. The GEMM interface takes dynamically shaped
+// casts of static views: the static one is the cast's source.
+mlir::MemRefType staticType(mlir::Value v) {
   if (auto cast = v.getDefiningOp<mlir::memref::CastOp>()) v = cast.getSource();
   auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
-  if (!type || !type.hasStaticShape()) return 0;
-  return static_cast<double>(type.getNumElements()) *
-         static_cast<double>(std::max<unsigned>(type.getElementTypeBitWidth() / 8, 1));
+  return type && type.hasStaticShape() ? type : nullptr;
 }
 
 double elementsOf(mlir::Value v) {
-  if (auto cast = v.getDefiningOp<mlir::memref::CastOp>()) v = cast.getSource();
-  auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
-  return type && type.hasStaticShape() ? static_cast<double>(type.getNumElements()) : 0;
+  mlir::MemRefType type = staticType(v);
+  return type ? static_cast<double>(type.getNumElements()) : 0;
+}
+
+double bytesOf(mlir::Value v) {
+  mlir::MemRefType type = staticType(v);
+  return type ? elementsOf(v) * std::max<unsigned>(type.getElementTypeBitWidth() / 8, 1) : 0;
 }
 
 int64_t lastDim(mlir::Value v) {
-  if (auto cast = v.getDefiningOp<mlir::memref::CastOp>()) v = cast.getSource();
-  auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
-  return type && type.getRank() > 0 && type.hasStaticShape() ? type.getShape().back() : 0;
+  mlir::MemRefType type = staticType(v);
+  return type && type.getRank() > 0 ? type.getShape().back() : 0;
 }
 
 bool isFloatOp(mlir::Operation &op) {

@@ -21,7 +21,7 @@ import os, sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_common import adamw_update, check, parse_args, window_start  # noqa: E402
+from parity_common import adamw_update, batch, check, initial_state, parse_args  # noqa: E402
 
 B, S, F, I, K, DEPTH = 2, 16, 16, 8, 3, 2
 STEPS, SEED = 10, 11
@@ -74,14 +74,10 @@ def agc(name, param, grad):
 
 
 def reference(init, stream, dtype):
-    p = {k: v.to(dtype).clone().requires_grad_(True) for k, v in init.items()}
-    m = {k: torch.zeros_like(v) for k, v in p.items()}
-    v2 = {k: torch.zeros_like(v) for k, v in p.items()}
+    p, m, v2 = initial_state(init, dtype)
     metrics, first = [], None
     for step in range(STEPS):
-        starts = [window_start(len(stream), S, SEED, step, r) for r in range(B)]
-        win = torch.tensor([stream[s:s + S + 1] for s in starts])
-        x, y = win[:, :S], win[:, 1:]
+        x, y = batch(stream, B, S, SEED, step)
         loss = forward(p, x, y)
         g1 = dict(zip(p.keys(), torch.autograd.grad(loss, list(p.values()))))
         with torch.no_grad():

@@ -25,7 +25,7 @@ import math, os, sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_common import adamw_update, check, parse_args, window_start  # noqa: E402
+from parity_common import adamw_update, batch, check, initial_state, parse_args  # noqa: E402
 
 B, T, V, C, L, NH = 2, 16, 64, 32, 2, 4
 HS = C // NH
@@ -70,14 +70,10 @@ def lr_at(t):
     return MIN_LR + 0.5 * (LR - MIN_LR) * (1 + math.cos(math.pi * progress))
 
 def reference(init, stream, dtype):
-    p = {k: v.to(dtype).clone().requires_grad_(True) for k, v in init.items()}
-    m = {k: torch.zeros_like(v) for k, v in p.items()}
-    v2 = {k: torch.zeros_like(v) for k, v in p.items()}
+    p, m, v2 = initial_state(init, dtype)
     metrics, first = [], None
     for step in range(STEPS):
-        starts = [window_start(len(stream), T, SEED, step, r) for r in range(B)]
-        win = torch.tensor([stream[s:s + T + 1] for s in starts])
-        loss = forward(p, win[:, :T], win[:, 1:])
+        loss = forward(p, *batch(stream, B, T, SEED, step))
         grads = dict(zip(p.keys(), torch.autograd.grad(loss, list(p.values()))))
         first = first or {k: v.detach().clone() for k, v in grads.items()}
         norm = torch.sqrt(sum((g * g).sum() for g in grads.values()))

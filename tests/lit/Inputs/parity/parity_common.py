@@ -53,6 +53,19 @@ def read_safetensors(path):
     return out
 
 
+def initial_state(init, dtype):
+    """Trainable copies of `init` in `dtype`, and zero Adam moments m and v."""
+    p = {k: v.to(dtype).clone().requires_grad_(True) for k, v in init.items()}
+    return p, {k: torch.zeros_like(v) for k, v in p.items()}, {k: torch.zeros_like(v) for k, v in p.items()}
+
+
+def batch(stream, batch_size, seq, seed, step):
+    """Step `step`'s token windows of seq + 1 (tokens, targets), as the runtime draws them."""
+    starts = [window_start(len(stream), seq, seed, step, r) for r in range(batch_size)]
+    win = torch.tensor([stream[s:s + seq + 1] for s in starts])
+    return win[:, :seq], win[:, 1:]
+
+
 def adamw_update(p, m, v, grads, lr, step, b1, b2, eps, wd, decays):
     """One AdamW step in place (runtime formulas: decay w *= 1 - lr wd first, then Adam)."""
     with torch.no_grad():

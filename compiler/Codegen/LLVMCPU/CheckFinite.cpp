@@ -8,10 +8,11 @@
 // check id names: the model op the kernel was lowered from (StepToLinalg names every op's
 // location after it), as "model.mlir:12:8: op 'step.rsqrt' (kernel_7_generic, output 1)",
 // listed in the step.program description's debugChecks. A fused kernel is named after its
-// root op, the last one of the group. Costs a pass over every output: a debugging build.
+// root op, the last one of the group. Costs a pass over every output: a debugging build. A
+// CPU pass: the checks read the outputs on the host, right after each command.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/Codegen/Common/Passes.h"
+#include "compiler/Codegen/LLVMCPU/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -22,7 +23,7 @@
 namespace stepc::codegen {
 
 #define GEN_PASS_DEF_CHECKFINITE
-#include "compiler/Codegen/Common/Passes.h.inc"
+#include "compiler/Codegen/LLVMCPU/Passes.h.inc"
 
 namespace {
 
