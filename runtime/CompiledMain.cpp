@@ -23,6 +23,8 @@ void stepc_train_step(void **buffers);
 void stepc_eval_loss(void **buffers);
 // A language model's next-token logits (`NAME sample`); absent for other models.
 void stepc_sample_logits(void **buffers) __attribute__((weak));
+// Its forward one position at a time, for a model whose ops allow it (BuildSampleStep.cpp).
+void stepc_sample_step(void **buffers) __attribute__((weak));
 // The CUDA step, linked in by `stepc compile --target=cuda` (null otherwise).
 extern const char stepc_cuda_program_description[] __attribute__((weak));
 void stepc_cuda_train_step(void **buffers) __attribute__((weak));
@@ -53,7 +55,8 @@ int main(int argc, char **argv) {
                  argc > 0 ? argv[0] : "stepc-program", status.message().c_str());
     return 1;
   }
-  program->attachSample(&stepc_sample_logits != nullptr ? stepc_sample_logits : nullptr);
+  program->attachSample(&stepc_sample_logits != nullptr ? stepc_sample_logits : nullptr,
+                        &stepc_sample_step != nullptr ? stepc_sample_step : nullptr);
   if (&stepc_cuda_train_step != nullptr && stepc_cuda_program_description != nullptr) {
     status = program->attachCuda(stepc_cuda_program_description, stepc_cuda_train_step,
                                  stepc_cuda_eval_loss);

@@ -58,7 +58,8 @@ void addPipeline(mlir::OpPassManager &pm, llvm::StringRef text) {
 // @eval_loss (Training) and the step.program description first: both read the step.model,
 // which the lowering keeps until `buffers` drops it.
 void buildLinalg(mlir::OpPassManager &pm) {
-  addPipeline(pm, "step-build-eval-loss,step-build-sample-logits,step-describe-program,"
+  addPipeline(pm, "step-build-eval-loss,step-build-sample-logits,step-build-sample-step,"
+                  "step-describe-program,"
                   "step-lower-to-linalg,canonicalize,cse");
 }
 

@@ -1,19 +1,18 @@
 //===- BuildSampleLogits.cpp - --step-build-sample-logits -----------------===//
 //
-// The generation program next to the training step: @sample_logits(params, tokens) -> the
-// next-token logits [B, V] of every row, for `NAME sample`. It is the model's forward (as
-// @eval_loss runs it: no dropout) up to the logits its cross-entropy scores, at the window's
-// last position: a row's window is its context, left-padded, so position T - 1 predicts the
-// token after it. Built only for a model that has it: one token input whose next-token targets
-// are the cross-entropy's targets (a language model); other models get no @sample_logits and
-// their executables say so.
+// The generation program next to the training step: @sample_logits(params, tokens, position)
+// -> the next-token logits [B, V] of every row, for `NAME sample`. It is the model's forward
+// (NextTokenForward.h: no dropout) over the whole window, read at `position`: a row's window
+// holds its context from position 0, right-padded, so for a causal model position p predicts
+// the token after the first p + 1 tokens, whatever the padding after them holds. (Reading a
+// fixed last position of a left-padded window would move every token as the context grows, and
+// no per-position state, as @sample_step keeps, could follow that.) Models that are not
+// language models get no @sample_logits and their executables say so.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/Autodiff/Autodiff.h"
 #include "compiler/Autodiff/GradBuilder.h"
-#include "compiler/Training/LossFunction.h"
+#include "compiler/Training/NextTokenForward.h"
 #include "compiler/Training/Passes.h"
-#include "dialects/step/IR/StepSpecs.h"
 
 namespace stepc::train {
 
@@ -22,72 +21,45 @@ namespace stepc::train {
 
 namespace {
 
-// `v` through the reshapes producing it.
-mlir::Value throughReshapes(mlir::Value v) {
-  while (auto reshape = v.getDefiningOp<step::ReshapeOp>()) v = reshape.getInput();
-  return v;
-}
-
 struct BuildSampleLogitsPass : impl::BuildSampleLogitsBase<BuildSampleLogitsPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     if (module.lookupSymbol<mlir::func::FuncOp>("sample_logits")) return;
-    auto models = llvm::to_vector(module.getOps<step::ModelOp>());
-    if (models.size() != 1) return;
-    step::ModelOp model = models.front();
-    llvm::SmallVector<step::InputOp> inputs;
-    for (mlir::Operation &op : model.getBody().front())
-      if (auto input = llvm::dyn_cast<step::InputOp>(op)) inputs.push_back(input);
-    if (inputs.size() != 1 || step::specKind(inputs.front().getSource()) != "token_stream") return;
-    auto fn = buildLossFunction(module, model, "sample_logits", /*differentiate=*/false);
-    if (failed(fn)) return signalPassFailure();
-    unsigned numParams = fn->getNumArguments() - 2;  // then tokens, targets
-    mlir::BlockArgument tokens = fn->getArgument(numParams), targets = fn->getArgument(numParams + 1);
-    fn->walk([](step::DropoutOp dropout) {
-      dropout.getResult().replaceAllUsesWith(dropout.getInput());
-      dropout.erase();
-    });
-    // The cross-entropy scoring the next tokens: its targets are the input's targets.
-    step::CrossEntropyOp scored;
-    fn->walk([&](step::CrossEntropyOp ce) {
-      if (throughReshapes(ce.getTargets()) == targets) scored = ce;
-    });
-    auto tokensType = llvm::cast<mlir::RankedTensorType>(tokens.getType());
-    mlir::Value logits = scored ? scored.getLogits() : mlir::Value();
-    auto logitsType = logits ? llvm::cast<mlir::RankedTensorType>(logits.getType()) : nullptr;
-    int64_t batch = tokensType.getDimSize(0), seq = tokensType.getDimSize(1);
-    if (!logitsType || tokensType.getRank() != 2 ||
-        logitsType.getNumElements() % (batch * seq) != 0) {
-      fn->erase();  // not a next-token model: no sampling program
-      return;
+    std::string whyNot;
+    auto forward = buildNextTokenForward(module, "sample_logits", whyNot);
+    if (failed(forward)) {
+      if (whyNot.empty()) signalPassFailure();
+      return;  // not a language model: no sampling program
     }
-    int64_t vocab = logitsType.getNumElements() / (batch * seq);
-    // [.., V] -> [B, T, V] -> the last position [B, 1, V] -> [B, V], in f32.
-    mlir::func::ReturnOp ret = llvm::cast<mlir::func::ReturnOp>(fn->getBody().front().getTerminator());
+    mlir::func::FuncOp fn = forward->fn;
+    int64_t batch = forward->batch, seq = forward->seq, vocab = forward->vocab;
+    auto ret = llvm::cast<mlir::func::ReturnOp>(fn.getBody().front().getTerminator());
     mlir::OpBuilder b(ret);
-    ad::GradBuilder g(b, scored.getLoc());
-    mlir::Value window = g.reshape(logits, {batch, seq, vocab});
-    mlir::Value last = g.one<step::SliceOp>(
-        {window}, {g.arrayAttr("start", {0, seq - 1, 0}), g.arrayAttr("limit", {batch, seq, vocab})});
-    mlir::Value next = g.reshape(last, {batch, vocab});
-    if (!logitsType.getElementType().isF32())
+    unsigned at = fn.getNumArguments();
+    fn.insertArgument(at, mlir::RankedTensorType::get({}, b.getI32Type()),
+                      b.getDictionaryAttr({b.getNamedAttr("step.role", b.getStringAttr("position")),
+                                           b.getNamedAttr("step.name", b.getStringAttr("position"))}),
+                      fn.getLoc());
+    mlir::Value position = fn.getArgument(at);
+    ad::GradBuilder g(b, ret.getOperand(0).getLoc());
+    // Row r's logits at `position` are row r * T + position of the [B * T, V] logits: a gather,
+    // which step.embedding is.
+    mlir::Value rows = g.reshape(ret.getOperand(0), {batch * seq, vocab});
+    mlir::Value starts = g.mul(
+        g.one<step::IotaOp>({}, {g.arrayAttr("shape", {batch}), g.i64Attr("axis", 0),
+                                 g.attr("dtype", mlir::TypeAttr::get(b.getI32Type())),
+                                 g.i64Attr("offset", 0)}),
+        g.scalar(static_cast<double>(seq), b.getI32Type()));
+    mlir::Value ids = g.add(starts, position);
+    mlir::Value next = g.one<step::EmbeddingOp>({rows, ids});  // [B, V]
+    if (!ad::elementTypeOf(next).isF32())
       next = g.one<step::CastOp>({next}, {g.attr("to", mlir::TypeAttr::get(b.getF32Type()))});
-    if (g.failed()) {
-      fn->erase();
-      return;
-    }
+    if (g.failed()) return signalPassFailure();
     ret->setOperands(next);
-    // What only the loss needed goes: the cross-entropy, the loss after it, the targets.
-    ad::eraseDeadStepOps(fn->getBody());
-    if (!targets.use_empty()) {
-      fn->erase();  // the forward reads the targets: not a plain language model
-      return;
-    }
-    fn->eraseArgument(numParams + 1);
-    fn->setFunctionType(mlir::FunctionType::get(&getContext(), fn->getArgumentTypes(),
-                                                {next.getType()}));
-    fn->setResultAttrs(0, b.getDictionaryAttr({b.getNamedAttr("step.role", b.getStringAttr("logits")),
-                                               b.getNamedAttr("step.name", b.getStringAttr("logits"))}));
+    fn.setFunctionType(mlir::FunctionType::get(&getContext(), fn.getBody().front().getArgumentTypes(),
+                                               {next.getType()}));
+    fn.setResultAttrs(0, b.getDictionaryAttr({b.getNamedAttr("step.role", b.getStringAttr("logits")),
+                                              b.getNamedAttr("step.name", b.getStringAttr("logits"))}));
   }
 };
 

@@ -68,11 +68,33 @@ def BuildSampleLogits : Pass<"step-build-sample-logits", "mlir::ModuleOp"> {
     For a model with one token input whose targets its cross-entropy scores, builds
 
     ```mlir
-    func.func @sample_logits(%params..., %tokens: tensor<BxTxi32>) -> tensor<BxVxf32>
+    func.func @sample_logits(%params..., %tokens: tensor<BxTxi32>, %position: tensor<i32>)
+        -> tensor<BxVxf32>
     ```
 
-    the forward without dropout up to the scored logits, at each row's last position (what
-    `NAME sample` draws the next token from). Other models get none. Idempotent.
+    the forward without dropout up to the scored logits, at `position` of every row (a row
+    holds its context from position 0; what `NAME sample` draws the next token from, when it
+    recomputes the whole window). Other models get none. Idempotent.
+  }];
+  let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
+}
+
+def BuildSampleStep : Pass<"step-build-sample-step", "mlir::ModuleOp"> {
+  let summary = "Adds @sample_step, a language model's forward one position at a time";
+  let description = [{
+    For a language model (as --step-build-sample-logits) whose ops allow it, builds
+
+    ```mlir
+    func.func @sample_step(%params..., %tokens: tensor<Bx1xi32>, %position: tensor<i32>,
+                           %state...) -> (tensor<BxVxf32>, %state'...)
+    ```
+
+    the next-token logits after feeding one more token at `position`, with `state` (zeros at
+    position 0) carrying what later positions need: each causal convolution's last K - 1
+    inputs, each running sum along the sequence; positions along the sequence come from
+    `position`. Its logits are @sample_logits's at the same position. A model with an op that
+    mixes positions otherwise (attention over the sequence, a reduction along it) gets none, and
+    the module attribute `step.sample_step_unavailable` names the op. Idempotent.
   }];
   let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
 }

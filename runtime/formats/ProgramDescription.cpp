@@ -35,6 +35,8 @@ const char *kindName(Binding::Kind kind) {
     case Binding::Kind::kMetric: return "metric";
     case Binding::Kind::kLogits: return "logits";
     case Binding::Kind::kGrad: return "grad";
+    case Binding::Kind::kPosition: return "position";
+    case Binding::Kind::kSampleState: return "sample_state";
   }
   return "?";
 }
@@ -46,7 +48,8 @@ JsonValue bindingsJson(const std::vector<Binding> &bindings) {
     o.add("kind", JsonValue::string(kindName(b.kind)));
     if (b.kind == Binding::Kind::kMetric)
       o.add("metric", JsonValue::string(b.metric));
-    else if (b.kind != Binding::Kind::kStep && b.kind != Binding::Kind::kLogits)
+    else if (b.kind != Binding::Kind::kStep && b.kind != Binding::Kind::kLogits &&
+             b.kind != Binding::Kind::kPosition)
       o.add("index", num(b.index));
     a.items.push_back(std::move(o));
   }
@@ -120,10 +123,13 @@ void readBindings(Reader &r, const JsonValue &entry, const char *key, std::vecto
     else if (kind == "metric") b.kind = Binding::Kind::kMetric;
     else if (kind == "logits") b.kind = Binding::Kind::kLogits;
     else if (kind == "grad") b.kind = Binding::Kind::kGrad;
+    else if (kind == "position") b.kind = Binding::Kind::kPosition;
+    else if (kind == "sample_state") b.kind = Binding::Kind::kSampleState;
     else r.fail("unknown binding kind '" + kind + "'");
     if (b.kind == Binding::Kind::kMetric)
       b.metric = r.str(o, "metric");
-    else if (b.kind != Binding::Kind::kStep && b.kind != Binding::Kind::kLogits)
+    else if (b.kind != Binding::Kind::kStep && b.kind != Binding::Kind::kLogits &&
+             b.kind != Binding::Kind::kPosition)
       b.index = static_cast<int>(r.integer(o, "index"));
     out.push_back(std::move(b));
   }
@@ -149,6 +155,7 @@ Status checkEntry(const ProgramDescription &d, const EntryDescription &entry, co
                          ? d.info.params.size()
                      : b.kind == Binding::Kind::kState ? d.info.state.size()
                      : b.kind == Binding::Kind::kBatch ? batchBuffers
+                     : b.kind == Binding::Kind::kSampleState ? d.sampleState.size()
                                                        : 1;
       if (b.index < 0 || static_cast<size_t>(b.index) >= limit)
         return fail(std::string("a ") + kindName(b.kind) + " binding has index " +
@@ -172,6 +179,10 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   root.add("samFlopsPerStep", num(info.samFlopsPerStep));
   if (info.sampleTemporaryBytes >= 0)
     root.add("sampleTemporaryBytes", num(static_cast<double>(info.sampleTemporaryBytes)));
+  if (info.sampleStepTemporaryBytes >= 0)
+    root.add("sampleStepTemporaryBytes", num(static_cast<double>(info.sampleStepTemporaryBytes)));
+  if (info.sampleStateBytes >= 0)
+    root.add("sampleStateBytes", num(static_cast<double>(info.sampleStateBytes)));
   if (info.predictedStepSeconds > 0) {
     root.add("predictedStepSeconds", num(info.predictedStepSeconds));
     root.add("predictedLaunchSeconds", num(info.predictedLaunchSeconds));
@@ -235,6 +246,19 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   root.add("train", entryJson(d.train));
   root.add("eval", entryJson(d.eval));
   if (!d.sample.symbol.empty()) root.add("sample", entryJson(d.sample));
+  if (!d.sampleStep.symbol.empty()) root.add("sampleStep", entryJson(d.sampleStep));
+  if (!d.sampleState.empty()) {
+    JsonValue states = JsonValue::array();
+    for (const ProgramDescription::SampleState &s : d.sampleState) {
+      JsonValue o = JsonValue::object();
+      o.add("name", JsonValue::string(s.name));
+      o.add("shape", shapeJson(s.shape));
+      states.items.push_back(std::move(o));
+    }
+    root.add("sampleState", std::move(states));
+  }
+  if (!info.sampleStepUnavailable.empty())
+    root.add("sampleStepUnavailable", JsonValue::string(info.sampleStepUnavailable));
   return writeJson(root);
 }
 
@@ -259,6 +283,10 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
     info.samFlopsPerStep = std::strtod(e->text.c_str(), nullptr);
   if (const JsonValue *e = root.find("sampleTemporaryBytes"); e && e->isNumber())
     info.sampleTemporaryBytes = static_cast<int64_t>(std::strtod(e->text.c_str(), nullptr));
+  if (const JsonValue *e = root.find("sampleStepTemporaryBytes"); e && e->isNumber())
+    info.sampleStepTemporaryBytes = static_cast<int64_t>(std::strtod(e->text.c_str(), nullptr));
+  if (const JsonValue *e = root.find("sampleStateBytes"); e && e->isNumber())
+    info.sampleStateBytes = static_cast<int64_t>(std::strtod(e->text.c_str(), nullptr));
   if (const JsonValue *e = root.find("predictedStepSeconds"); e && e->isNumber()) {
     info.predictedStepSeconds = std::strtod(e->text.c_str(), nullptr);
     info.predictedLaunchSeconds = r.number(root, "predictedLaunchSeconds");
@@ -323,12 +351,20 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
   readEntry(r, root, "train", d.train);
   readEntry(r, root, "eval", d.eval);
   if (root.find("sample")) readEntry(r, root, "sample", d.sample);  // optional
+  if (root.find("sampleStep")) readEntry(r, root, "sampleStep", d.sampleStep);
+  if (const JsonValue *a = root.find("sampleState"); a && a->isArray())
+    for (const JsonValue &o : a->items)
+      d.sampleState.push_back({r.str(o, "name"), r.shape(o, "shape")});
+  if (const JsonValue *e = root.find("sampleStepUnavailable"); e && e->isString())
+    info.sampleStepUnavailable = e->text;
   if (!r.status.ok()) return r.status;
   if (Status s = validateProgramInfo(info); !s.ok()) return s;
   if (Status s = checkEntry(d, d.train, "train"); !s.ok()) return s;
   if (Status s = checkEntry(d, d.eval, "eval"); !s.ok()) return s;
   if (!d.sample.symbol.empty())
     if (Status s = checkEntry(d, d.sample, "sample"); !s.ok()) return s;
+  if (!d.sampleStep.symbol.empty())
+    if (Status s = checkEntry(d, d.sampleStep, "sampleStep"); !s.ok()) return s;
   out = std::move(d);
   return {};
 }

@@ -39,6 +39,8 @@ struct Binding {
     kMetric,  // one f32 metric named `metric` ("loss", "grad_norm", "lr" or an extra)
     kLogits,  // the next-token logits of every row, [batch, vocab] f32 (@sample_logits)
     kGrad,    // the gradient of ProgramInfo::params[index] (stepc compile --export-grads)
+    kPosition,     // one int32: the position generation reads (@sample_logits) or feeds (@sample_step)
+    kSampleState,  // ProgramDescription::sampleState[index] (@sample_step's per-position state)
   };
   Kind kind = Kind::kParam;
   int index = 0;
@@ -59,6 +61,15 @@ struct ProgramDescription {
   /// A language model's next-token logits (`NAME sample`): args params and the token batch,
   /// result {logits}. Symbol empty: the model has none (not a next-token model).
   EntryDescription sample;
+  /// Incremental generation (@sample_step): args params, the tokens [batch, 1] (the batch
+  /// binding of the token input), the position and `sampleState`; results {logits} and the
+  /// states again. Symbol empty: the model's ops do not allow it (info.sampleStepUnavailable).
+  EntryDescription sampleStep;
+  struct SampleState {
+    std::string name;             // e.g. "cell.conv1d_1": the op it carries for
+    std::vector<int64_t> shape;   // f32, zeros before position 0
+  };
+  std::vector<SampleState> sampleState;
   std::string target;      // what the code was compiled for, e.g. "x86_64 znver3"
   /// With --debug-nan: what each finiteness check of the step watches, by its id
   /// ("model.mlir:12:8: op 'step.rsqrt' (kernel_7_generic, output 1)"); empty otherwise.

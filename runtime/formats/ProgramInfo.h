@@ -79,6 +79,10 @@ struct ProgramInfo {
   /// The temporaries of `sample`'s forward-only program (@sample_logits), in the arena the step
   /// programs share; -1: the model has none.
   int64_t sampleTemporaryBytes = -1;
+  /// The same for incremental generation (@sample_step), and the state it carries; -1: none.
+  int64_t sampleStepTemporaryBytes = -1;
+  int64_t sampleStateBytes = -1;
+  std::string sampleStepUnavailable;  // a language model without @sample_step: the op why
   /// The roofline prediction of the CUDA step (--step-predict-step-time); 0: none.
   double predictedStepSeconds = 0;
   double predictedLaunchSeconds = 0;  // of which launch costs

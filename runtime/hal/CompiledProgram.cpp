@@ -100,7 +100,13 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
       case Binding::Kind::kMetric:
       case Binding::Kind::kLogits:
       case Binding::Kind::kGrad:
-        return Status::error("program description: a metric or logits cannot be an argument");
+      case Binding::Kind::kPosition:
+      case Binding::Kind::kSampleState:
+        return Status::error("program description: a train or eval step cannot take a " +
+                             std::string(b.kind == Binding::Kind::kPosition ||
+                                                 b.kind == Binding::Kind::kSampleState
+                                             ? "sampling buffer"
+                                             : "metric or logits"));
     }
   }
   scratch_.resize(entry.results.size());
@@ -158,22 +164,66 @@ Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetric
   return {};
 }
 
-Status CompiledProgram::sampleLogits(const StepBuffers &buffers, std::vector<float> &logits) {
-  if (!canSample()) return StepProgram::sampleLogits(buffers, logits);
+Status CompiledProgram::sampleLogits(const StepBuffers &buffers, int64_t position,
+                                     std::vector<float> &logits) {
+  if (!canSample()) return StepProgram::sampleLogits(buffers, position, logits);
   // On the CPU step, whatever --device chose: one token at a time is launch-bound on a GPU.
   const InputSpec &tokens = info().inputs.at(0);
   logits.assign(static_cast<size_t>(tokens.shape.at(0) * tokens.vocab), 0.0f);
+  int32_t at = static_cast<int32_t>(position);
   args_.clear();
   for (const Binding &b : description_.sample.args) {
     if (b.kind == Binding::Kind::kParam) args_.push_back(buffers.params.at(b.index).data);
     else if (b.kind == Binding::Kind::kBatch) args_.push_back(buffers.batch.at(b.index).data);
-    else return Status::error("program description: sample takes params and tokens only");
+    else if (b.kind == Binding::Kind::kPosition) args_.push_back(&at);
+    else return Status::error("program description: sample takes params, tokens and a position");
   }
   if (description_.sample.results.size() != 1 ||
       description_.sample.results[0].kind != Binding::Kind::kLogits)
     return Status::error("program description: sample returns one logits buffer");
   args_.push_back(logits.data());
   sample_(args_.data());
+  return {};
+}
+
+Status CompiledProgram::resetSampleState() {
+  if (!canSampleIncrementally()) return StepProgram::resetSampleState();
+  sampleState_.resize(description_.sampleState.size());
+  nextSampleState_.resize(description_.sampleState.size());
+  for (size_t i = 0; i < sampleState_.size(); ++i) {
+    size_t n = static_cast<size_t>(elementCount(description_.sampleState[i].shape));
+    sampleState_[i].assign(n, 0.0f);  // zeros: before position 0 (a causal convolution's padding)
+    nextSampleState_[i].assign(n, 0.0f);
+  }
+  return {};
+}
+
+Status CompiledProgram::sampleStep(const StepBuffers &buffers, const std::vector<int32_t> &tokens,
+                                   int64_t position, std::vector<float> &logits) {
+  if (!canSampleIncrementally()) return StepProgram::sampleStep(buffers, tokens, position, logits);
+  if (sampleState_.size() != description_.sampleState.size())
+    return Status::error("sampleStep before resetSampleState");
+  const InputSpec &input = info().inputs.at(0);
+  if (static_cast<int64_t>(tokens.size()) != input.shape.at(0))
+    return Status::error("sampleStep takes one token per row of the batch");
+  logits.assign(static_cast<size_t>(input.shape.at(0) * input.vocab), 0.0f);
+  int32_t at = static_cast<int32_t>(position);
+  args_.clear();
+  for (const Binding &b : description_.sampleStep.args) {
+    if (b.kind == Binding::Kind::kParam) args_.push_back(buffers.params.at(b.index).data);
+    else if (b.kind == Binding::Kind::kBatch) args_.push_back(const_cast<int32_t *>(tokens.data()));
+    else if (b.kind == Binding::Kind::kPosition) args_.push_back(&at);
+    else if (b.kind == Binding::Kind::kSampleState) args_.push_back(sampleState_.at(b.index).data());
+    else return Status::error("program description: sampleStep takes params, tokens, a position "
+                              "and its states");
+  }
+  for (const Binding &b : description_.sampleStep.results) {
+    if (b.kind == Binding::Kind::kLogits) args_.push_back(logits.data());
+    else if (b.kind == Binding::Kind::kSampleState) args_.push_back(nextSampleState_.at(b.index).data());
+    else return Status::error("program description: sampleStep returns logits and its states");
+  }
+  sampleStep_(args_.data());
+  std::swap(sampleState_, nextSampleState_);
   return {};
 }
 

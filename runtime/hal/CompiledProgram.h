@@ -26,8 +26,11 @@ class CompiledProgram : public StepProgram {
   /// Parses `description`; `train` and `eval` are the entry points it describes.
   static Status create(const std::string &description, PackedEntry train, PackedEntry eval,
                        std::unique_ptr<CompiledProgram> &out);
-  /// The language model's @sample_logits entry point (null: the model has none).
-  void attachSample(PackedEntry sample) { sample_ = sample; }
+  /// The language model's @sample_logits and @sample_step entry points (null: none).
+  void attachSample(PackedEntry sample, PackedEntry sampleStep) {
+    sample_ = sample;
+    sampleStep_ = sampleStep;
+  }
 
   /// Adds the CUDA step of a --target=cuda executable (its own description and entry points).
   Status attachCuda(const std::string &description, PackedEntry train, PackedEntry eval);
@@ -47,7 +50,14 @@ class CompiledProgram : public StepProgram {
     return grads_.empty() ? nullptr : &grads_;
   }
   bool canSample() const override { return sample_ && !description_.sample.symbol.empty(); }
-  Status sampleLogits(const StepBuffers &buffers, std::vector<float> &logits) override;
+  Status sampleLogits(const StepBuffers &buffers, int64_t position,
+                      std::vector<float> &logits) override;
+  bool canSampleIncrementally() const override {
+    return sampleStep_ && !description_.sampleStep.symbol.empty();
+  }
+  Status resetSampleState() override;
+  Status sampleStep(const StepBuffers &buffers, const std::vector<int32_t> &tokens,
+                    int64_t position, std::vector<float> &logits) override;
 
  private:
   CompiledProgram(ProgramDescription description, PackedEntry train, PackedEntry eval);
@@ -55,7 +65,9 @@ class CompiledProgram : public StepProgram {
               int64_t step);
 
   ProgramDescription description_;
-  PackedEntry train_, eval_, sample_ = nullptr;
+  PackedEntry train_, eval_, sample_ = nullptr, sampleStep_ = nullptr;
+  // @sample_step's states: what the next call reads, and where it writes the next ones.
+  std::vector<std::vector<float>> sampleState_, nextSampleState_;
   // The CUDA step, if linked in, and whether this run uses it.
   std::unique_ptr<ProgramDescription> cudaDescription_;
   PackedEntry cudaTrain_ = nullptr, cudaEval_ = nullptr;

@@ -287,6 +287,11 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
          [&](const std::string &x) {
            return integerFlag("--seed", x, 0, UINT64_MAX, "an integer in [0, 2^64)", sm.seed);
          }},
+        {"--full-window", false,
+         [&](const std::string &) {
+           sm.fullWindow = true;
+           return Status();
+         }},
         {"--samples", true,
          [&](const std::string &x) {
            Status s = integerFlag("--samples", x, 1, 1 << 20, "a positive integer", v);
@@ -412,8 +417,9 @@ std::string usageText(const std::string &program, Command command) {
     case Command::kSample:
       return "usage: " + p + " sample [flags]\n"
              "Generates text with a language model, streaming it as it is made. Each sample is\n"
-             "one row of the model's batch: its window (the sequence length) holds the prompt,\n"
-             "left-padded with token 0, then slides over the last tokens as they are added.\n"
+             "one row of the model's batch: its window (the sequence length) holds the prompt\n"
+             "from its first position (an empty prompt starts from token 0) and the tokens as\n"
+             "they are added; when it is full it starts again from its last half.\n"
              "  --checkpoint-dir D     parameters of the newest checkpoint in D\n"
              "  --init-from F          parameters from a safetensors file (neither: the initial\n"
              "                         parameters of --seed, an untrained model)\n"
@@ -429,7 +435,11 @@ std::string usageText(const std::string &program, Command command) {
              "  --seed S               the draws (Philox; the same seed gives the same text)\n"
              "  --samples M            samples generated together, up to the batch (default 1)\n"
              "  --threads T            threads the forward may use\n"
-             "It runs the forward on the CPU step and recomputes the whole window per token.\n";
+             "  --full-window          recompute the whole window for each token even when the\n"
+             "                         model can feed one position at a time (same tokens)\n"
+             "It runs the forward on the CPU step. A model whose ops allow it (causal\n"
+             "convolutions, running sums; `info` says) feeds one position per token, carrying\n"
+             "their state; others recompute the whole window per token.\n";
     case Command::kInfo:
       return "usage: " + p + " info\n"
              "Prints the model: parameters, optimizer state, inputs, FLOPs per step, planned\n"

@@ -115,6 +115,14 @@ std::string infoText(const StepProgram &program) {
     text += "sample: a forward-only program (no backward, no optimizer), its temporaries " +
             formatBytes(static_cast<double>(info.sampleTemporaryBytes)) +
             " of the same arena\n";
+  if (info.sampleStepTemporaryBytes >= 0)
+    text += "sample, incremental: one position per token (no window recomputed), its "
+            "temporaries " + formatBytes(static_cast<double>(info.sampleStepTemporaryBytes)) +
+            ", its state " + formatBytes(static_cast<double>(std::max<int64_t>(info.sampleStateBytes, 0))) +
+            "\n";
+  else if (!info.sampleStepUnavailable.empty())
+    text += "sample, incremental: none, the whole window is recomputed per token: " +
+            info.sampleStepUnavailable + "\n";
   text += "kernels " +
           (info.kernelCount > 0 ? std::to_string(info.kernelCount) : std::string("unknown")) +
           "\n";

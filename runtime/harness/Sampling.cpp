@@ -66,7 +66,7 @@ Status sample(StepProgram &program, const SampleOptions &options, FILE *out, FIL
   const ProgramInfo &info = program.info();
   if (!program.canSample()) {
     std::vector<float> none;
-    return program.sampleLogits({}, none);  // the program's reason
+    return program.sampleLogits({}, 0, none);  // the program's reason
   }
   if (info.inputs.size() != 1 || info.inputs[0].source != InputSource::kTokenStream)
     return Status::error("sample: the model must take one token input");
@@ -111,26 +111,48 @@ Status sample(StepProgram &program, const SampleOptions &options, FILE *out, FIL
                          " tokens, longer than the model's window of " + std::to_string(window) +
                          " (its sequence length); shorten it");
   if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
+  bool incremental = program.canSampleIncrementally() && !options.fullWindow;
+  // A full window starts again from its last half: both paths see the same tokens at the same
+  // positions, so they draw the same text (a sliding window would move every position, which
+  // no per-position state can follow).
+  int64_t keep = std::max<int64_t>(1, window / 2);
+  bool startToken = context.empty();
+  if (startToken) context.push_back(0);  // an empty prompt starts from token 0 (not printed)
   return withParameters(info, options.checkpointDir, options.initFrom, options.seed,
                         [&](const StepBuffers &buffers) -> Status {
     TensorBuffer tokens = buffers.batch.at(0);
     std::vector<std::vector<int64_t>> rows(static_cast<size_t>(options.samples), context);
     std::vector<std::vector<int64_t>> generated(static_cast<size_t>(options.samples));
-    for (int64_t t : context) writeToken(out, t, bytes, text);
+    for (size_t i = startToken ? 1 : 0; i < context.size(); ++i) writeToken(out, context[i], bytes, text);
     std::fflush(out);
     std::vector<float> logits;
-    auto start = std::chrono::steady_clock::now();
-    for (int64_t n = 0; n < options.tokens; ++n) {
-      // Each row's last `window` tokens, left-padded with token 0; unused rows stay zero.
-      std::fill(tokens.i32(), tokens.i32() + batch * window, 0);
-      for (int64_t r = 0; r < options.samples; ++r) {
-        const std::vector<int64_t> &row = rows[r];
-        int64_t have = std::min<int64_t>(static_cast<int64_t>(row.size()), window);
-        for (int64_t i = 0; i < have; ++i)
-          tokens.i32()[r * window + (window - have) + i] =
-              static_cast<int32_t>(row[row.size() - have + i]);
+    std::vector<int32_t> fed(static_cast<size_t>(batch), 0);
+    int64_t start = 0, length = static_cast<int64_t>(context.size()), steps = 0;
+    // The logits after rows[r][start, length), one way or the other.
+    auto feed = [&](int64_t from) -> Status {  // incremental: the tokens [from, length)
+      for (int64_t i = from; i < length; ++i, ++steps) {
+        for (int64_t r = 0; r < options.samples; ++r) fed[r] = static_cast<int32_t>(rows[r][i]);
+        if (Status s = program.sampleStep(buffers, fed, i - start, logits); !s.ok()) return s;
       }
-      if (Status s = program.sampleLogits(buffers, logits); !s.ok()) return s;
+      return Status();
+    };
+    auto recompute = [&]() -> Status {  // the whole window, right-padded with token 0
+      std::fill(tokens.i32(), tokens.i32() + batch * window, 0);
+      for (int64_t r = 0; r < options.samples; ++r)
+        for (int64_t i = start; i < length; ++i)
+          tokens.i32()[r * window + (i - start)] = static_cast<int32_t>(rows[r][i]);
+      ++steps;
+      return program.sampleLogits(buffers, length - start - 1, logits);
+    };
+    auto begin = [&]() -> Status {  // a new window from `start`
+      if (!incremental) return recompute();
+      if (Status s = program.resetSampleState(); !s.ok()) return s;
+      return feed(start);
+    };
+    auto clock = std::chrono::steady_clock::now();
+    if (Status s = begin(); !s.ok()) return s;
+    int64_t restarts = 0;
+    for (int64_t n = 0; n < options.tokens; ++n) {
       for (int64_t r = 0; r < options.samples; ++r) {
         double u = uniform01(options.seed, rngStream(RngPurpose::kSampling, static_cast<uint64_t>(n)),
                              static_cast<uint64_t>(r));
@@ -142,21 +164,39 @@ Status sample(StepProgram &program, const SampleOptions &options, FILE *out, FIL
           std::fflush(out);
         }
       }
+      ++length;
+      if (n + 1 == options.tokens) break;
+      Status s;
+      if (length - start > window) {
+        start = length - keep;
+        ++restarts;
+        s = begin();
+      } else {
+        s = incremental ? feed(length - 1) : recompute();
+      }
+      if (!s.ok()) return s;
     }
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock).count();
     std::fputc('\n', out);
     for (int64_t r = 1; r < options.samples; ++r) {
       std::fprintf(out, "--- sample %lld\n", static_cast<long long>(r + 1));
-      for (int64_t t : context) writeToken(out, t, bytes, text);
+      for (size_t i = startToken ? 1 : 0; i < context.size(); ++i) writeToken(out, context[i], bytes, text);
       for (int64_t t : generated[r]) writeToken(out, t, bytes, text);
       std::fputc('\n', out);
     }
     std::fflush(out);
-    std::fprintf(err, "sampled %lld x %lld tokens in %.2f s (%.1f tokens/s; the whole window of %lld "
-                      "recomputed per token)\n",
+    std::string how =
+        incremental ? "incremental: one position per token fed, " + std::to_string(steps) +
+                          " positions in all"
+                    : "the whole window of " + std::to_string(window) + " recomputed per token" +
+                          (program.canSampleIncrementally() ? " (--full-window)" : "");
+    if (restarts > 0)
+      how += "; the window restarted " + std::to_string(restarts) + " time(s) from its last " +
+             std::to_string(keep) + " tokens";
+    std::fprintf(err, "sampled %lld x %lld tokens in %.2f s (%.1f tokens/s; %s)\n",
                  static_cast<long long>(options.samples), static_cast<long long>(options.tokens),
                  seconds, seconds > 0 ? options.samples * options.tokens / seconds : 0.0,
-                 static_cast<long long>(window));
+                 how.c_str());
     if (result) {
       result->tokens = generated;
       result->seconds = seconds;

@@ -1,14 +1,18 @@
 //===- Sampling.h - the training executable's `sample` ----------*- C++ -*-===//
 //
 // Generates text from a language model (one token input, trained to predict the next token):
-// each row of the model's batch is a sample; its window holds the context, left-padded with
-// token 0 (the window is the model's sequence length T, and the prompt must fit it), and slides
-// over the last T tokens as tokens are appended. Each new token is drawn from the logits at the
-// window's last position (StepProgram::sampleLogits): temperature 0 takes the most likely
-// token; otherwise softmax(logits / temperature), cut to the top-k tokens and to the smallest
-// set whose probability reaches top-p, sampled with Philox(seed, RngPurpose::kSampling, token
-// index), so a seed gives the same text on every machine. The whole window is recomputed for
-// each token (the model is compiled for full windows).
+// each row of the model's batch is a sample; its window (the model's sequence length T) holds
+// the context from position 0 (the prompt must fit it; an empty prompt starts from token 0),
+// and once it is full it starts again from its last T / 2 tokens. Each new token is drawn from
+// the logits after the window's last token: temperature 0 takes the most likely token;
+// otherwise softmax(logits / temperature), cut to the top-k tokens and to the smallest set
+// whose probability reaches top-p, sampled with Philox(seed, RngPurpose::kSampling, token
+// index), so a seed gives the same text on every machine.
+//
+// Two ways to the logits, which give the same tokens: a model whose ops allow it carries
+// @sample_step (compiler/Training/BuildSampleStep.cpp) and feeds one position per token,
+// keeping each causal convolution's and running sum's state; otherwise, or with --full-window,
+// the whole window is recomputed for each token (StepProgram::sampleLogits, right-padded).
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_RUNTIME_HARNESS_SAMPLING_H
@@ -38,6 +42,7 @@ struct SampleOptions {
   uint64_t seed = 0;              // --seed S
   int64_t samples = 1;            // --samples M: rows generated together (<= the batch)
   int threads = 0;                // --threads
+  bool fullWindow = false;        // --full-window: recompute the window even when incremental
 };
 
 /// What a run produced, for callers and tests.

@@ -113,16 +113,30 @@ class StepProgram {
   /// program compiled with --export-grads; null otherwise.
   virtual const std::vector<std::vector<float>> *lastGradients() const { return nullptr; }
 
-  /// A language model's next-token logits for the token batch in `buffers` (row r's window in
-  /// batch row r; its last position predicts): [batch, vocab] f32, row-major, into `logits`.
-  /// For `sample`. Programs that cannot sample keep these defaults.
+  /// A language model's next-token logits for the token batch in `buffers` (row r's context in
+  /// batch row r from position 0; the logits at `position` predict the token after it):
+  /// [batch, vocab] f32, row-major, into `logits`. For `sample`. Programs that cannot sample
+  /// keep these defaults.
   virtual bool canSample() const { return false; }
-  virtual Status sampleLogits(const StepBuffers &buffers, std::vector<float> &logits) {
+  virtual Status sampleLogits(const StepBuffers &buffers, int64_t position,
+                              std::vector<float> &logits) {
     (void)buffers;
+    (void)position;
     (void)logits;
     return Status::error("this executable cannot sample: its model is not a next-token "
                          "language model (one token input whose targets its cross-entropy "
                          "scores)");
+  }
+
+  /// Incremental generation: feeds each row's token `tokens[r]` at `position` (0, 1, ... in
+  /// order since the last resetSampleState) and gives the logits after it, as sampleLogits
+  /// would for the window of every token fed. Programs without it keep these defaults.
+  virtual bool canSampleIncrementally() const { return false; }
+  virtual Status resetSampleState() { return Status::error("no incremental generation"); }
+  virtual Status sampleStep(const StepBuffers &buffers, const std::vector<int32_t> &tokens,
+                            int64_t position, std::vector<float> &logits) {
+    (void)buffers, (void)tokens, (void)position, (void)logits;
+    return Status::error("no incremental generation");
   }
 
   /// Programs that cannot evaluate keep this default (and canEvaluate's).

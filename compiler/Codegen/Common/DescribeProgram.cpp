@@ -102,13 +102,14 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
     // The entry points take one plain pointer per buffer (MLIR's bare-pointer convention);
     // kernels keep full memref descriptors, since they receive strided views.
     auto sample = module.lookupSymbol<mlir::func::FuncOp>("sample_logits");
-    for (mlir::func::FuncOp fn : {train, eval, sample})
+    auto sampleStep = module.lookupSymbol<mlir::func::FuncOp>("sample_step");
+    for (mlir::func::FuncOp fn : {train, eval, sample, sampleStep})
       if (fn) fn->setAttr("llvm.bareptr", mlir::UnitAttr::get(&getContext()));
     // Bufferization may reuse an argument's buffer once the argument is dead. In @train_step
     // that is fine (the runtime replaces params and state with the results, and refills the
     // batch), but @eval_loss must leave the parameters as they are: `eval` runs it on batch
     // after batch.
-    for (mlir::func::FuncOp fn : {eval, sample})
+    for (mlir::func::FuncOp fn : {eval, sample, sampleStep})
       for (unsigned i = 0; fn && i < fn.getNumArguments(); ++i)
         fn.setArgAttr(i, "bufferization.writable", mlir::BoolAttr::get(&getContext(), false));
   }
@@ -208,6 +209,22 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
         } else if (role == "grad" && paramIndex.count(name)) {
           b.kind = rt::Binding::Kind::kGrad;
           b.index = paramIndex[name];
+        } else if (role == "position") {
+          b.kind = rt::Binding::Kind::kPosition;
+          if (!tensor.getElementType().isInteger(32) || tensor.getRank() != 0)
+            return fn.emitError("the sampling position must be a tensor<i32>");
+        } else if (role == "sample_state") {
+          b.kind = rt::Binding::Kind::kSampleState;
+          if (!tensor.getElementType().isF32())
+            return fn.emitError("a sampling state must be f32, not ") << type;
+          // Arguments and results list the states in the same order.
+          auto it = llvm::find_if(d.sampleState, [&](const auto &s) { return s.name == name; });
+          b.index = static_cast<int>(it - d.sampleState.begin());
+          if (it == d.sampleState.end()) {
+            d.sampleState.push_back({name, shapeOf(type)});
+            info.sampleStateBytes = std::max<int64_t>(info.sampleStateBytes, 0) +
+                                    4 * tensor.getNumElements();
+          }
         } else if (role == "logits") {
           b.kind = rt::Binding::Kind::kLogits;
           if (!tensor.getElementType().isF32() || tensor.getRank() != 2)
@@ -252,6 +269,13 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
       if (failed(bind(sample, d.sample))) return mlir::failure();
       d.sample.symbol = "stepc_sample_logits";
     }
+    mlir::ModuleOp module = train->getParentOfType<mlir::ModuleOp>();
+    if (auto step = module.lookupSymbol<mlir::func::FuncOp>("sample_step")) {
+      if (failed(bind(step, d.sampleStep))) return mlir::failure();
+      d.sampleStep.symbol = "stepc_sample_step";
+    }
+    if (auto why = module->getAttrOfType<mlir::StringAttr>("step.sample_step_unavailable"))
+      info.sampleStepUnavailable = why.getValue().str();
 
     // The fingerprint: everything a checkpoint's tensors mean, i.e. the model's name and the
     // interface (names, roles, shapes and dtypes of every buffer), hashed.

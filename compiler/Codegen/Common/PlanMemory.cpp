@@ -81,7 +81,7 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
     mlir::ModuleOp module = getOperation();
     mlir::MLIRContext *ctx = &getContext();
     if (module.lookupSymbol("stepc_arena")) return;  // planned already
-    int64_t arena = 0, planned = 0, unplanned = 0, sampleArena = -1;
+    int64_t arena = 0, planned = 0, unplanned = 0, sampleArena = -1, sampleStepArena = -1;
     std::vector<std::pair<mlir::func::FuncOp, std::vector<Buffer>>> plans;
     for (auto fn : module.getOps<mlir::func::FuncOp>()) {
       if (fn.isExternal() || fn->hasAttr("step.kernel")) continue;
@@ -115,7 +115,8 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
       });
       int64_t own = assignOffsets(buffers);
       arena = std::max(arena, own);
-      if (fn.getSymName() == "sample_logits") sampleArena = own;  // `sample`'s own plan
+      if (fn.getSymName() == "sample_logits") sampleArena = own;  // `sample`'s own plans
+      if (fn.getSymName() == "sample_step") sampleStepArena = own;
       planned += static_cast<int64_t>(buffers.size());
       plans.push_back({fn, std::move(buffers)});
     }
@@ -164,6 +165,7 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
                                        (in.source == rt::InputSource::kTokenStream ? in.shape[1] : 1);
       d.info.plannedBytes = total;
       if (sampleArena >= 0) d.info.sampleTemporaryBytes = sampleArena;
+      if (sampleStepArena >= 0) d.info.sampleStepTemporaryBytes = sampleStepArena;
       module->setAttr("step.program", mlir::StringAttr::get(ctx, rt::writeProgramDescription(d)));
     }
     module->setAttr("step.memory",

@@ -1,11 +1,12 @@
 //===- PackEntryPoints.cpp - --step-pack-entry-points ---------------------===//
 //
 // On the LLVM dialect: gives each lowered step function (@train_step, @eval_loss and, for a
-// language model, @sample_logits) a packed entry point `void stepc_train_step(ptr buffers)` /
-// `stepc_eval_loss` / `stepc_sample_logits` that loads its N buffer
-// pointers from an array and calls it, and embeds the module's `step.program` description as
-// the NUL-terminated constant @stepc_program_description. The runtime (CompiledMain.cpp) links
-// against exactly these three symbols, whatever the model, so nothing model-specific is
+// language model, @sample_logits and @sample_step) a packed entry point
+// `void stepc_train_step(ptr buffers)` / `stepc_eval_loss` / `stepc_sample_logits` /
+// `stepc_sample_step` that loads its N buffer pointers from an array and calls it, and embeds
+// the module's `step.program` description as the NUL-terminated constant
+// @stepc_program_description. The runtime (CompiledMain.cpp) links against exactly these
+// symbols (the sampling ones weakly), whatever the model, so nothing model-specific is
 // generated in C++.
 //
 //===----------------------------------------------------------------------===//
@@ -92,10 +93,14 @@ struct PackEntryPointsPass : impl::PackEntryPointsBase<PackEntryPointsPass> {
     if (!d.sample.symbol.empty() && prefix == "stepc_" &&
         failed(pack(module, "sample_logits", prefix + "sample_logits", d.sample)))
       return signalPassFailure();
+    if (!d.sampleStep.symbol.empty() && prefix == "stepc_" &&
+        failed(pack(module, "sample_step", prefix + "sample_step", d.sampleStep)))
+      return signalPassFailure();
     if (prefix != "stepc_")
-      if (auto sample = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>("sample_logits"))
-        sample.setLinkageAttr(
-            mlir::LLVM::LinkageAttr::get(module.getContext(), mlir::LLVM::Linkage::Internal));
+      for (llvm::StringRef name : {"sample_logits", "sample_step"})
+        if (auto sample = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(name))
+          sample.setLinkageAttr(
+              mlir::LLVM::LinkageAttr::get(module.getContext(), mlir::LLVM::Linkage::Internal));
     if (module.lookupSymbol(described)) return;
     mlir::OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());
