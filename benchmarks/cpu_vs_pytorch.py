@@ -34,6 +34,11 @@ MODELS = {
 }
 
 
+def model_args(model, depth=None):
+    """stepc's arguments for `model`, at `depth` layers when given (--depths)."""
+    return MODELS[model] + ([f"--dim=depth={depth}"] if depth else [])
+
+
 # --------------------------------------------------------------------------------------------
 # Reading the model's dims and config from stepc's `model` stage (so the PyTorch side follows
 # the file, its configuration applied).
@@ -79,7 +84,7 @@ def torch_worker(args):
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    name, d, cfg = parse_model(MODELS[args.model])
+    name, d, cfg = parse_model(model_args(args.model, args.depth))
     B, S, Fd, I, K, depth = d["B"], d["S"], d["F"], d["I"], d["K"], d["depth"]
     V = 256
 
@@ -291,10 +296,10 @@ def stepc_info_params(binary):
     return int(m.group(1)) if m else None
 
 
-def bench_torch(model, mode, a):
+def bench_torch(model, mode, a, depth=None):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", mode, "--model", model,
            "--threads", str(a.threads), "--steps", str(a.steps), "--warmup", str(a.warmup),
-           "--seed", str(a.seed)]
+           "--seed", str(a.seed)] + (["--depth", str(depth)] if depth else [])
     rc, out, wall, rss, to = run_measured(cmd, a.torch_timeout, env=side_env(a))
     if rc != 0 or to:
         return {"error": f"rc={rc} timed_out={to}", "rss": rss}
@@ -304,14 +309,14 @@ def bench_torch(model, mode, a):
     return r
 
 
-def bench_stepc(model, a, workdir):
+def bench_stepc(model, a, workdir, depth=None):
     res = {}
-    binary = os.path.join(workdir, model)
+    binary = os.path.join(workdir, model + (f"_depth{depth}" if depth else ""))
     for attempt in range(30):  # the compiler binary may be mid-rebuild
         if os.access(STEPC, os.X_OK):
             break
         time.sleep(10)
-    rc, out, wall, rss, to = run_measured([STEPC, "compile", *MODELS[model], "-o", binary],
+    rc, out, wall, rss, to = run_measured([STEPC, "compile", *model_args(model, depth), "-o", binary],
                                           a.compile_timeout)
     res["compile_s"], res["compile_rss"] = wall, rss
     if rc != 0 or to:
@@ -319,7 +324,7 @@ def bench_stepc(model, a, workdir):
         return res
     res["params"] = stepc_info_params(binary)
     res["flops"] = stepc_info_flops(binary)
-    metrics = os.path.join(workdir, model + ".metrics.jsonl")
+    metrics = binary + ".metrics.jsonl"
     if os.path.exists(metrics):
         os.remove(metrics)
     total = a.warmup + a.steps
@@ -384,7 +389,11 @@ def main():
     p.add_argument("--workdir", default=None, help="where compiled binaries and metrics go")
     p.add_argument("--json", default=None, help="also write all results to this file")
     p.add_argument("--plot", default=None, help="also render the table as an image (plot_benchmark.py)")
+    p.add_argument("--depths", default=None,
+                   help="comma list of layer counts: run each model at each depth (step time and "
+                        "memory vs depth; --plot draws them as lines)")
     p.add_argument("--worker", choices=["eager", "traced"], help=argparse.SUPPRESS)
+    p.add_argument("--depth", type=int, default=None, help=argparse.SUPPRESS)
     a = p.parse_args()
 
     if a.worker:
@@ -407,16 +416,19 @@ def main():
               f"{probe['triad_gbs_1']:.1f} GB/s on 1 thread, {probe['triad_gbs_t']:.1f} on "
               f"{probe['threads']}")
     all_results = {"machine": probe} if probe else {}
-    for model in models:
-        name, d, _ = parse_model(MODELS[model])
+    depths = [int(x) for x in a.depths.split(",")] if a.depths else [None]
+    for model, depth in ((m, dp) for m in models for dp in depths):
+        name, d, _ = parse_model(model_args(model, depth))
         tokens = d["B"] * d["S"]
         r = {}
+        key = model + (f"@depth={depth}" if depth else "")
         for side in sides:
-            print(f"--- {model}: {side}", flush=True)
-            r[side] = bench_stepc(model, a, workdir) if side == "stepc" else bench_torch(model, side, a)
+            print(f"--- {key}: {side}", flush=True)
+            r[side] = (bench_stepc(model, a, workdir, depth) if side == "stepc"
+                       else bench_torch(model, side, a, depth))
             if "error" in r[side]:
                 print(f"    {side}: {r[side]['error']}")
-        all_results[model] = r
+        all_results[key] = r
 
         print(f"\n=== {model}  B={d['B']} S={d['S']} F={d['F']} I={d['I']} K={d['K']} "
               f"depth={d['depth']}  threads={a.threads}")

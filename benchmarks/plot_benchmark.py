@@ -4,7 +4,9 @@
   benchmarks/plot_benchmark.py RESULTS.json -o bench.png
 
 One row per model: the median step time of each side (eager, traced, stepc; with the speedup
-of stepc over each PyTorch side written on its bar) and each side's peak RSS. Needs
+of stepc over each PyTorch side written on its bar) and each side's peak RSS. A model run at
+several depths (`cpu_vs_pytorch.py --depths 4,8,16`, results keyed "MODEL@depth=N") gets one row
+of lines instead: step time vs depth and peak RSS vs depth, a line per side. Needs
 python3-matplotlib (tools/plot_metrics.py installs it the same way).
 """
 import argparse
@@ -34,8 +36,38 @@ def main():
     import matplotlib.pyplot as plt
 
     results = {k: v for k, v in results.items() if k != "machine"}  # the probe's numbers
-    fig, axes = plt.subplots(len(results), 2, figsize=(9, 2.8 * len(results)), squeeze=False)
-    for row, (model, sides) in enumerate(results.items()):
+    # "MODEL@depth=N" entries: one sweep per model.
+    sweeps, single = {}, {}
+    for key, sides in results.items():
+        model, _, depth = key.partition("@depth=")
+        if depth.isdigit():
+            sweeps.setdefault(model, {})[int(depth)] = sides
+        else:
+            single[key] = sides
+    rows = len(single) + len(sweeps)
+    fig, axes = plt.subplots(rows, 2, figsize=(9, 2.8 * rows), squeeze=False)
+    for row, (model, by_depth) in enumerate(sweeps.items(), start=len(single)):
+        depths = sorted(by_depth)
+        names = sorted({s for d in depths for s in by_depth[d]})
+        for name in names:
+            color = {"stepc": "#1f77b4", "eager": "#888888", "traced": "#d62728"}.get(name)
+            pts = [(d, by_depth[d][name]) for d in depths if name in by_depth[d]]
+            ms = [(d, r["ms"]) for d, r in pts if isinstance(r.get("ms"), (int, float))
+                  and not math.isnan(r["ms"])]
+            rss = [(d, r["rss"]) for d, r in pts if isinstance(r.get("rss"), (int, float))]
+            if ms:
+                axes[row, 0].plot(*zip(*ms), marker="o", label=name, color=color)
+            if rss:
+                axes[row, 1].plot(*zip(*rss), marker="o", label=name, color=color)
+        for col, (ylabel, title) in enumerate((("ms / step (median)", model + ": step time vs depth"),
+                                               ("peak RSS MiB", model + ": memory vs depth"))):
+            ax = axes[row, col]
+            ax.set_xlabel("depth (layers)")
+            ax.set_ylabel(ylabel)
+            ax.set_title(title)
+            ax.set_xticks(depths)
+            ax.legend(fontsize=8)
+    for row, (model, sides) in enumerate(single.items()):
         names = [s for s in sides if isinstance(sides[s].get("ms"), (int, float))
                  and not math.isnan(sides[s]["ms"])]
         ms = [sides[s]["ms"] for s in names]
