@@ -1,14 +1,19 @@
 #!/usr/bin/python3
 """stepc vs PyTorch on the CPU: the same model, batch and thread count, measured in one run.
 
-For each model (models/byte_lm.mlir --config=small, models/byte_lm.mlir) this runs, each in its own
-subprocess so that peak RSS is per side:
-  * PyTorch eager   -- an nn.Module written to match the step model op for op, trained with the
-                       model's step.config (AdamW, one_cycle LR, AGC clipping, adaptive SAM);
-  * PyTorch traced  -- the same, with the forward+loss run through torch.jit.trace;
-  * stepc           -- `stepc compile` (timed separately), then `NAME train --steps ...`.
+For each model (models/byte_lm.mlir --config=small, models/byte_lm.mlir) and recipe (plain:
+AdamW and its schedule, SAM and clipping off on both sides; model: the model's step.config,
+adaptive SAM + AGC + AdamW) this runs, each in its own subprocess so that peak RSS is per side:
+  * PyTorch, the model as a PyTorch user writes it, in the natural forms (a user picks the
+    fastest, so the headline is against the fastest: "PyTorch best"):
+      eager_cl_matmul  -- channels-last [B, S, C] with `h @ W` on 3-D tensors;
+      eager_cl_linear  -- channels-last with F.linear and nn.Linear's [out, in] weights;
+      eager_cf_conv1d  -- channels-first [B, C, S], every projection an F.conv1d (HomebrewNLP's);
+      traced_*         -- the last two with the forward+loss through torch.jit.trace;
+  * stepc -- `stepc compile` (timed separately), then `NAME train --steps ...`.
 It prints the median ms/step (after warm-up steps), tokens/s, raw peak RSS of each process, and
-the ratios stepc vs eager and vs traced (speedup = torch_ms / stepc_ms, memory = stepc / torch).
+the ratios stepc vs each side and vs PyTorch best (speedup = torch_ms / stepc_ms, memory =
+stepc / torch).
 
 Run through benchmarks/run_cpu_benchmark.sh, which fixes the environment for both sides.
 """
@@ -94,42 +99,88 @@ def torch_worker(args):
         nn.init.orthogonal_(w, gain=gain)
         return nn.Parameter(w.reshape(shape))
 
-    def triple_norm(a, b, c):
+    def triple_norm(a, b, c, dim):
         t = torch.relu(a).pow(3) * b + c
-        z = t - t.mean(dim=-1, keepdim=True)
-        return z * torch.rsqrt((z * z).mean(dim=-1, keepdim=True))
+        z = t - t.mean(dim=dim, keepdim=True)
+        return z * torch.rsqrt((z * z).mean(dim=dim, keepdim=True))
 
     class ByteLM(nn.Module):
-        def __init__(self):
+        """Channels-last [B, S, C], the layout of the .mlir. `form` cl_matmul: h @ W on 3-D
+        tensors (PyTorch 1.13's backward turns these into bmm); cl_linear: F.linear with
+        nn.Linear's [out, in] weights (2-D GEMMs both ways)."""
+
+        def __init__(self, linear):
             super().__init__()
+            self.linear = linear
+            t = (lambda shape: shape[::-1]) if linear else (lambda shape: shape)
+            mk = (lambda shape, gain: nn.Parameter(orthogonal(shape, gain).detach().t().contiguous())
+                  if linear else orthogonal(shape, gain))
             self.embedding = orthogonal([V, Fd], 0.70710678)
-            self.w0 = nn.ParameterList([orthogonal([Fd, 3 * I], 1.6967316) for _ in range(depth)])
+            self.w0 = nn.ParameterList([mk([Fd, 3 * I], 1.6967316) for _ in range(depth)])
             self.w1 = nn.ParameterList([orthogonal([K, I, 3 * I], 1.6967316) for _ in range(depth)])
-            self.w2 = nn.ParameterList([orthogonal([I, Fd], 1.0) for _ in range(depth)])
-            self.head = nn.Parameter(torch.zeros(Fd, V))
+            self.w2 = nn.ParameterList([mk([I, Fd], 1.0) for _ in range(depth)])
+            self.head = nn.Parameter(torch.zeros(*t([Fd, V])))
             self.register_buffer("pos", torch.arange(1, S + 1, dtype=torch.float32).view(1, S, 1))
+
+        def dense(self, x, w):
+            return F.linear(x, w) if self.linear else x @ w
 
         def forward(self, tokens, targets):
             h = F.embedding(tokens, self.embedding)                          # [B, S, F]
             for l in range(depth):
-                p = h @ self.w0[l]                                           # [B, S, 3I]
+                p = self.dense(h, self.w0[l])                                # [B, S, 3I]
                 dep, scale, shift = p.chunk(3, dim=-1)
                 mean = dep.cumsum(dim=1) / self.pos                          # causal running mean
-                n1 = triple_norm(mean, scale, shift)                         # [B, S, I]
+                n1 = triple_norm(mean, scale, shift, -1)                     # [B, S, I]
                 # causal conv, weight [K, I, 3I]: y[t] = sum_k x[t-K+1+k] W[k]
                 xc = F.pad(n1.transpose(1, 2), (K - 1, 0))                   # [B, I, S+K-1]
                 conv = F.conv1d(xc, self.w1[l].permute(2, 1, 0)).transpose(1, 2)  # [B, S, 3I]
                 a2, b2, c2 = conv.chunk(3, dim=-1)
-                n2 = triple_norm(a2, b2, c2)
-                h = h + n2 @ self.w2[l]
-            logits = h @ self.head
+                n2 = triple_norm(a2, b2, c2, -1)
+                h = h + self.dense(n2, self.w2[l])
+            logits = self.dense(h, self.head)
             return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1).long())
 
-    model = ByteLM()
+    class ByteLMChannelsFirst(nn.Module):
+        """Channels-first [B, C, S] as HomebrewNLP writes it: every projection an F.conv1d
+        (1x1 for the dense ones, K with left padding K - 1 for the causal one), weights in
+        conv1d's [out, in, k] layout, the head a 1x1 conv and cross-entropy over [B, V, S]."""
+
+        def __init__(self):
+            super().__init__()
+            conv = lambda out, inp, k, gain: nn.Parameter(  # noqa: E731
+                orthogonal([k * inp, out], gain).detach().t().reshape(out, k, inp).transpose(1, 2)
+                .contiguous())
+            self.embedding = orthogonal([V, Fd], 0.70710678)
+            self.w0 = nn.ParameterList([conv(3 * I, Fd, 1, 1.6967316) for _ in range(depth)])
+            self.w1 = nn.ParameterList([conv(3 * I, I, K, 1.6967316) for _ in range(depth)])
+            self.w2 = nn.ParameterList([conv(Fd, I, 1, 1.0) for _ in range(depth)])
+            self.head = nn.Parameter(torch.zeros(V, Fd, 1))
+            self.register_buffer("pos", torch.arange(1, S + 1, dtype=torch.float32).view(1, 1, S))
+
+        def forward(self, tokens, targets):
+            h = F.embedding(tokens, self.embedding).transpose(1, 2)          # [B, F, S]
+            for l in range(depth):
+                p = F.conv1d(h, self.w0[l])                                  # [B, 3I, S]
+                dep, scale, shift = p.chunk(3, dim=1)
+                n1 = triple_norm(dep.cumsum(dim=2) / self.pos, scale, shift, 1)
+                conv = F.conv1d(F.pad(n1, (K - 1, 0)), self.w1[l])           # causal: [B, 3I, S]
+                a2, b2, c2 = conv.chunk(3, dim=1)
+                h = h + F.conv1d(triple_norm(a2, b2, c2, 1), self.w2[l])
+            return F.cross_entropy(F.conv1d(h, self.head), targets.long())   # logits [B, V, S]
+
+    model = ByteLMChannelsFirst() if args.form == "cf_conv1d" else ByteLM(args.form == "cl_linear")
     params = list(model.parameters())
     nparams = sum(p.numel() for p in params)
-    # Declared shapes for AGC: per layer, every axis but the last (rank-1: all axes).
-    agc_axes = [tuple(range(p.dim() - 1)) if p.dim() > 1 else tuple(range(p.dim())) for p in params]
+    # AGC per output unit, as stepc's (every axis but the last of its [.., in, out] layout): the
+    # embedding's and stepc-layout weights' all axes but the last; [out, in(, k)] weights' all
+    # axes but the first.
+    def agc_axes_of(name, p):
+        if name == "embedding" or p.dim() == 1:
+            return tuple(range(p.dim() - 1)) if p.dim() > 1 else (0,)
+        out_first = args.form == "cf_conv1d" or (args.form == "cl_linear" and not name.startswith("w1"))
+        return tuple(range(1, p.dim())) if out_first else tuple(range(p.dim() - 1))
+    agc_axes = [agc_axes_of(n, p) for n, p in model.named_parameters()]
 
     tokens_all = torch.randint(0, V, (B, S + 1), dtype=torch.int32)
     tokens, targets = tokens_all[:, :S].contiguous(), tokens_all[:, 1:].contiguous()
@@ -147,6 +198,8 @@ def torch_worker(args):
     clip_kind, cl = cfg["clip"]
     sam_kind, sm = cfg["sam"]
     sam_rho = sm.get("rho", 0.0) if sam_kind else 0.0
+    if args.recipe == "plain":  # AdamW and the schedule only, as stepc --sam-rho=0 --clip=none
+        sam_rho, clip_kind = 0.0, None
     if sm.get("next_batch"):
         raise SystemExit("SAM next_batch is not implemented on the PyTorch side")
 
@@ -296,8 +349,23 @@ def stepc_info_params(binary):
     return int(m.group(1)) if m else None
 
 
-def bench_torch(model, mode, a, depth=None):
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", mode, "--model", model,
+# The PyTorch sides: how a PyTorch user might write the model (ByteLM's forms), eager or with the
+# forward and loss through torch.jit.trace. "PyTorch best" is the fastest of those run.
+TORCH_SIDES = {
+    "eager_cl_matmul": ("eager", "cl_matmul"),
+    "eager_cl_linear": ("eager", "cl_linear"),
+    "eager_cf_conv1d": ("eager", "cf_conv1d"),
+    "traced_cl_linear": ("traced", "cl_linear"),
+    "traced_cf_conv1d": ("traced", "cf_conv1d"),
+}
+# stepc's training flags per recipe: the model's own step.config, or AdamW and its schedule only.
+RECIPES = {"model": [], "plain": ["--sam-rho=0", "--clip=none"]}
+
+
+def bench_torch(model, side, a, depth=None, recipe="model"):
+    mode, form = TORCH_SIDES[side]
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", mode, "--form", form,
+           "--recipe", recipe, "--model", model,
            "--threads", str(a.threads), "--steps", str(a.steps), "--warmup", str(a.warmup),
            "--seed", str(a.seed)] + (["--depth", str(depth)] if depth else [])
     rc, out, wall, rss, to = run_measured(cmd, a.torch_timeout, env=side_env(a))
@@ -309,14 +377,15 @@ def bench_torch(model, mode, a, depth=None):
     return r
 
 
-def bench_stepc(model, a, workdir, depth=None):
+def bench_stepc(model, a, workdir, depth=None, recipe="model"):
     res = {}
-    binary = os.path.join(workdir, model + (f"_depth{depth}" if depth else ""))
+    binary = os.path.join(workdir, model + (f"_depth{depth}" if depth else "") + "_" + recipe)
     for attempt in range(30):  # the compiler binary may be mid-rebuild
         if os.access(STEPC, os.X_OK):
             break
         time.sleep(10)
-    rc, out, wall, rss, to = run_measured([STEPC, "compile", *model_args(model, depth), "-o", binary],
+    rc, out, wall, rss, to = run_measured([STEPC, "compile", *model_args(model, depth),
+                                           *RECIPES[recipe], "-o", binary],
                                           a.compile_timeout)
     res["compile_s"], res["compile_rss"] = wall, rss
     if rc != 0 or to:
@@ -382,7 +451,15 @@ def main():
     p.add_argument("--steps", type=int, default=5, help="measured steps per side (after warm-up)")
     p.add_argument("--warmup", type=int, default=1, help="steps run first and not measured")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sides", default="eager,traced,stepc", help="comma list of eager,traced,stepc")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run every side this many times, alternating; the median is over all "
+                        "rounds' measured steps")
+    p.add_argument("--sides", default="torch,stepc",
+                   help="comma list of stepc, torch (every PyTorch side) or PyTorch sides: "
+                        + ", ".join(TORCH_SIDES))
+    p.add_argument("--recipes", default="plain,model",
+                   help="comma list: plain (AdamW and its schedule; SAM and clipping off on both "
+                        "sides), model (the model's step.config: adaptive SAM, AGC)")
     p.add_argument("--stepc-timeout", type=float, default=900, help="seconds for one stepc train run")
     p.add_argument("--compile-timeout", type=float, default=900, help="seconds for one stepc compile")
     p.add_argument("--torch-timeout", type=float, default=1800, help="seconds for one PyTorch run")
@@ -393,6 +470,9 @@ def main():
                    help="comma list of layer counts: run each model at each depth (step time and "
                         "memory vs depth; --plot draws them as lines)")
     p.add_argument("--worker", choices=["eager", "traced"], help=argparse.SUPPRESS)
+    p.add_argument("--form", choices=["cl_matmul", "cl_linear", "cf_conv1d"], default="cl_matmul",
+                   help=argparse.SUPPRESS)
+    p.add_argument("--recipe", choices=sorted(RECIPES), default="model", help=argparse.SUPPRESS)
     p.add_argument("--depth", type=int, default=None, help=argparse.SUPPRESS)
     a = p.parse_args()
 
@@ -400,8 +480,17 @@ def main():
         a.mode = a.worker
         return torch_worker(a)
 
-    sides = [s.strip() for s in a.sides.split(",") if s.strip()]
-    ensure_deps(need_torch=any(s in ("eager", "traced") for s in sides))
+    sides = []
+    for s in (s.strip() for s in a.sides.split(",") if s.strip()):
+        sides += list(TORCH_SIDES) if s == "torch" else [s]
+    for s in sides:
+        if s != "stepc" and s not in TORCH_SIDES:
+            raise SystemExit(f"--sides: unknown side '{s}'")
+    recipes = [r.strip() for r in a.recipes.split(",") if r.strip()]
+    for r in recipes:
+        if r not in RECIPES:
+            raise SystemExit(f"--recipes: unknown recipe '{r}' (expected plain or model)")
+    ensure_deps(need_torch=any(s in TORCH_SIDES for s in sides))
     models = ["byte_lm_small", "byte_lm"] if a.model == "both" else [a.model]
     workdir = a.workdir or tempfile.mkdtemp(prefix="stepc_bench_")
     os.makedirs(workdir, exist_ok=True)
@@ -417,21 +506,35 @@ def main():
               f"{probe['threads']}")
     all_results = {"machine": probe} if probe else {}
     depths = [int(x) for x in a.depths.split(",")] if a.depths else [None]
-    for model, depth in ((m, dp) for m in models for dp in depths):
+    for recipe, model, depth in ((rc, m, dp) for rc in recipes for m in models for dp in depths):
         name, d, _ = parse_model(model_args(model, depth))
         tokens = d["B"] * d["S"]
         r = {}
-        key = model + (f"@depth={depth}" if depth else "")
-        for side in sides:
-            print(f"--- {key}: {side}", flush=True)
-            r[side] = (bench_stepc(model, a, workdir, depth) if side == "stepc"
-                       else bench_torch(model, side, a, depth))
-            if "error" in r[side]:
-                print(f"    {side}: {r[side]['error']}")
+        key = f"{model} [{recipe}]" + (f"@depth={depth}" if depth else "")
+        # Alternating: the sides run one after another, stepc in the middle of the PyTorch ones.
+        order = [s for s in sides if s != "stepc"]
+        if "stepc" in sides:
+            order.insert(len(order) // 2, "stepc")
+        for round_ in range(a.rounds):
+            for side in order:
+                print(f"--- {key}: {side}" + (f" (round {round_ + 1})" if a.rounds > 1 else ""),
+                      flush=True)
+                one = (bench_stepc(model, a, workdir, depth, recipe) if side == "stepc"
+                       else bench_torch(model, side, a, depth, recipe))
+                if "error" in one:
+                    print(f"    {side}: {one['error']}")
+                if side not in r or "error" in one:
+                    r[side] = one
+                elif "error" not in r[side]:  # pool the rounds' steps; the largest peak RSS
+                    r[side]["step_ms"] = r[side].get("step_ms", []) + one.get("step_ms", [])
+                    r[side]["ms"] = statistics.median(r[side]["step_ms"])
+                    r[side]["rss"] = max(r[side]["rss"], one["rss"])
         all_results[key] = r
 
         print(f"\n=== {model}  B={d['B']} S={d['S']} F={d['F']} I={d['I']} K={d['K']} "
-              f"depth={d['depth']}  threads={a.threads}")
+              f"depth={d['depth']}  threads={a.threads}  recipe={recipe} "
+              + ("(AdamW only: SAM and clipping off on both sides)" if recipe == "plain"
+                 else "(the model's step.config: adaptive SAM, AGC, AdamW)"))
         pc = {s: r[s].get("params") for s in r}
         print("parameters: " + ", ".join(f"{s}={v}" for s, v in pc.items()))
         vals = [v for v in pc.values() if v is not None]
@@ -465,10 +568,15 @@ def main():
                   f"{100 - 100 * r['stepc']['gemm_share']:.0f}% in the other kernels")
         if "stepc" in r:
             st = r["stepc"]
-            for s in ("eager", "traced"):
-                if s in r and r[s].get("ms") and st.get("ms") and not math.isnan(st["ms"]):
-                    print(f"stepc vs {s:<6}: speedup {r[s]['ms'] / st['ms']:.2f}x   "
+            timed = [s for s in r if s != "stepc" and r[s].get("ms") and not math.isnan(r[s]["ms"])]
+            if timed and st.get("ms") and not math.isnan(st["ms"]):
+                for s in timed:
+                    print(f"stepc vs {s:<17}: speedup {r[s]['ms'] / st['ms']:.2f}x   "
                           f"memory {st['rss'] / r[s]['rss']:.2f}x")
+                best = min(timed, key=lambda s: r[s]["ms"])
+                lean = min(r[s]["rss"] for s in timed)
+                print(f"stepc vs PyTorch best ({best}): speedup {r[best]['ms'] / st['ms']:.2f}x; "
+                      f"memory {st['rss'] / lean:.2f}x the leanest PyTorch side's peak RSS")
         print(flush=True)
     if a.json or a.plot:
         path = a.json or os.path.join(workdir, "results.json")

@@ -2,6 +2,7 @@
 #include "compiler/Autodiff/Autodiff.h"
 
 #include "compiler/Autodiff/GradBuilder.h"
+#include "dialects/step/IR/ReversibleCoupling.h"
 #include "dialects/step/IR/StepDialect.h"
 #include "llvm/ADT/DenseSet.h"
 #include "mlir/IR/IRMapping.h"
@@ -259,6 +260,49 @@ llvm::SmallVector<Operation *> savedProducts(step::RepeatOp repeat) {
   return out;
 }
 
+// Rebuilds a reversible layer's carried inputs from its `outputs` at `b` (ReversibleCoupling.h):
+// in the inverse's order, x_k = (y_k - g_k) / c, each g_k recomputed from the outputs, the
+// layer's `over` slices `xs` and the inputs rebuilt before it. Empty on failure.
+llvm::SmallVector<Value> rebuildInputs(mlir::OpBuilder &b, step::RepeatOp repeat,
+                                       llvm::ArrayRef<step::CouplingStep> inverse,
+                                       llvm::ArrayRef<Value> outputs, mlir::ValueRange xs) {
+  mlir::Block &body = repeat.getBody().front();
+  size_t numCarried = outputs.size();
+  auto yielded = llvm::cast<step::YieldOp>(body.getTerminator()).getValues();
+  mlir::IRMapping map;
+  for (size_t j = 0; j < numCarried; ++j) map.map(yielded[j], outputs[j]);
+  for (size_t j = 0; j < xs.size(); ++j) map.map(body.getArgument(numCarried + j), xs[j]);
+  std::function<Value(Value)> emit = [&](Value v) -> Value {
+    if (Value m = map.lookupOrNull(v)) return m;
+    if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(v))
+      return arg.getOwner() == &body ? Value() : v;  // an input not rebuilt yet: a bug
+    Operation *def = v.getDefiningOp();
+    if (def->getBlock() != &body) return v;  // from outside the layer
+    llvm::SetVector<Value> uses(def->getOperands().begin(), def->getOperands().end());
+    mlir::getUsedValuesDefinedAbove(def->getRegions(), uses);
+    for (Value u : uses)
+      if (!emit(u)) return Value();
+    b.clone(*def, map);
+    return map.lookup(v);
+  };
+  llvm::SmallVector<Value> inputs(numCarried);
+  GradBuilder g(b, repeat.getLoc());
+  for (const step::CouplingStep &step : inverse) {
+    Value term = emit(step.g);
+    if (!term) return {};
+    Value x = g.sub(outputs[step.slot], term);
+    if (step.scale) {
+      Value c = emit(step.scale);
+      if (!c) return {};
+      x = g.div(x, c);
+    }
+    inputs[step.slot] = x;
+    map.map(body.getArgument(step.slot), x);
+  }
+  if (g.failed()) return {};
+  return inputs;
+}
+
 mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original) {
   mlir::Location loc = original.getLoc();
   size_t numCarried = original.getInits().size(), numXs = original.getXs().size();
@@ -268,23 +312,36 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   for (Value r : original.getResults()) resultAdjoints.push_back(adjoint.lookup(r));
 
   // 1. Rewrite the forward repeat to also stack each iteration's carried input, and the
-  //    outputs of its weight GEMMs (see savedProducts).
+  //    outputs of its weight GEMMs (see savedProducts). A reversible repeat stacks nothing:
+  //    its backward rebuilds each layer's inputs from its outputs (ReversibleCoupling.h).
   // The forward rewrite happens in place; the backward goes where the sweep is emitting.
+  bool reversible = original.getReversible();
+  llvm::SmallVector<step::CouplingStep> inverse;
+  if (reversible) {
+    std::string why;
+    auto derived = step::deriveCouplingInverse(original, why);
+    if (failed(derived)) return original.emitOpError() << "cannot be inverted: " << why;
+    inverse = *derived;
+  }
   mlir::OpBuilder::InsertPoint backwardPoint = b.saveInsertionPoint();
   b.setInsertionPoint(original);
-  llvm::SmallVector<Operation *> products = savedProducts(original);
+  llvm::SmallVector<Operation *> products;
+  if (!reversible) products = savedProducts(original);
   size_t numProducts = products.size();
+  size_t numSavedInputs = reversible ? 0 : numCarried, numRebuilt = reversible ? numCarried : 0;
   llvm::SmallVector<mlir::Type> types(original.getResultTypes());
-  for (Value init : original.getInits()) types.push_back(stackedType(count, init.getType()));
+  if (!reversible)
+    for (Value init : original.getInits()) types.push_back(stackedType(count, init.getType()));
   for (Operation *op : products) types.push_back(stackedType(count, op->getResult(0).getType()));
   auto forward = b.create<step::RepeatOp>(loc, types, original.getNameAttr(),
                                           original.getCountAttr(), original.getInits(),
-                                          original.getXs(), original.getReverseAttr());
+                                          original.getXs(), original.getReverseAttr(),
+                                          original.getReversibleAttr());
   forward.getBody().takeBody(original.getBody());
   mlir::Block &body = forward.getBody().front();
   auto yield = llvm::cast<step::YieldOp>(body.getTerminator());
   llvm::SmallVector<Value> yielded(yield.getValues());
-  for (size_t i = 0; i < numCarried; ++i) yielded.push_back(body.getArgument(i));
+  for (size_t i = 0; i < numSavedInputs; ++i) yielded.push_back(body.getArgument(i));
   for (Operation *op : products) yielded.push_back(op->getResult(0));
   yield->setOperands(yielded);
   original->replaceAllUsesWith(forward->getResults().take_front(original->getNumResults()));
@@ -300,8 +357,9 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   original->erase();
   auto saved = forward->getResults().drop_front(numCarried + numStacked);
 
-  // 2. One reverse repeat: carried adjoints (and capture accumulators) in, per-layer saved
-  //    inputs, `over` slices and stacked-result adjoints over the iterations.
+  // 2. One reverse repeat: carried adjoints (and capture accumulators; for a reversible repeat,
+  //    the layer's outputs, from which it rebuilds its inputs) in, per-layer saved inputs,
+  //    `over` slices and stacked-result adjoints over the iterations.
   llvm::SetVector<Value> capturedSet;
   mlir::getUsedValuesDefinedAbove(forward.getBody(), capturedSet);
   llvm::SmallVector<Value> captures;
@@ -323,6 +381,7 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
     inits.push_back(resultAdjoints[i] ? resultAdjoints[i]
                                       : g.zerosLike(forward.getResult(i).getType()));
   for (Value c : captures) inits.push_back(g.zerosLike(c.getType()));
+  for (size_t i = 0; i < numRebuilt; ++i) inits.push_back(forward.getResult(i));
   for (Value s : saved) xs.push_back(s);
   for (Value x : forward.getXs()) xs.push_back(x);
   for (unsigned j : stackedF) {
@@ -344,15 +403,25 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
     gradBody->addArgument(mlir::RankedTensorType::get(t.getShape().drop_front(), t.getElementType()),
                           loc);
   }
-  size_t argDc = 0, argCap = carriedF.size(), argSaved = argCap + captures.size();
-  size_t argProducts = argSaved + numCarried, argX = argProducts + numProducts;
+  size_t argDc = 0, argCap = carriedF.size(), argRebuilt = argCap + captures.size();
+  size_t argSaved = argRebuilt + numRebuilt;
+  size_t argProducts = argSaved + numSavedInputs, argX = argProducts + numProducts;
   size_t argDy = argX + numXs;
 
-  // Recompute the layer from its saved input, then apply its VJP.
+  // Recompute the layer from its saved (or rebuilt) input, then apply its VJP.
   b.setInsertionPointToStart(gradBody);
   mlir::IRMapping map;
-  for (size_t i = 0; i < numCarried; ++i)
-    map.map(body.getArgument(i), gradBody->getArgument(argSaved + i));
+  llvm::SmallVector<Value> layerInputs;
+  if (reversible) {
+    llvm::SmallVector<Value> outputs;
+    for (size_t i = 0; i < numCarried; ++i) outputs.push_back(gradBody->getArgument(argRebuilt + i));
+    layerInputs =
+        rebuildInputs(b, forward, inverse, outputs, gradBody->getArguments().slice(argX, numXs));
+    if (layerInputs.empty()) return forward.emitOpError("could not rebuild its layer's inputs");
+  } else {
+    for (size_t i = 0; i < numCarried; ++i) layerInputs.push_back(gradBody->getArgument(argSaved + i));
+  }
+  for (size_t i = 0; i < numCarried; ++i) map.map(body.getArgument(i), layerInputs[i]);
   for (size_t j = 0; j < numXs; ++j)
     map.map(body.getArgument(numCarried + j), gradBody->getArgument(argX + j));
   llvm::SmallVector<Operation *> recomputed;
@@ -368,7 +437,7 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
     seeds.push_back(
         {map.lookupOrDefault(yield.getValues()[numCarried + j]), gradBody->getArgument(argDy + k)});
   llvm::SmallVector<Value> wrt;
-  for (unsigned i : carriedF) wrt.push_back(gradBody->getArgument(argSaved + i));
+  for (unsigned i : carriedF) wrt.push_back(layerInputs[i]);
   for (unsigned j : xsF) wrt.push_back(gradBody->getArgument(argX + j));
   for (Value c : captures) wrt.push_back(c);
   Differentiator inner(b);
@@ -388,6 +457,7 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   for (size_t l = 0; l < captures.size(); ++l)
     yieldValues.push_back(gi.add(gradBody->getArgument(argCap + l),
                                  (*grads)[carriedF.size() + xsF.size() + l]));
+  for (size_t i = 0; i < numRebuilt; ++i) yieldValues.push_back(layerInputs[i]);  // the layer below's outputs
   for (size_t k = 0; k < xsF.size(); ++k) yieldValues.push_back((*grads)[carriedF.size() + k]);
   b.create<step::YieldOp>(loc, yieldValues);
   if (gi.failed() || g.failed()) return mlir::failure();
@@ -400,7 +470,8 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
     accumulate(c, backward.getResult(carriedF.size() + l));
   for (auto [k, j] : llvm::enumerate(xsF))
     if (isActive(forward.getXs()[j]))
-      accumulate(forward.getXs()[j], backward.getResult(carriedF.size() + captures.size() + k));
+      accumulate(forward.getXs()[j],
+                 backward.getResult(carriedF.size() + captures.size() + numRebuilt + k));
   return mlir::success();
 }
 

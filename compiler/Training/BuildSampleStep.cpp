@@ -415,7 +415,7 @@ class Streamer {
     }
     auto rebuilt = b.create<step::RepeatOp>(repeat.getLoc(), types, repeat.getNameAttr(),
                                             repeat.getCountAttr(), inits, xs,
-                                            repeat.getReverseAttr());
+                                            repeat.getReverseAttr(), repeat.getReversibleAttr());
     rebuilt.getBody().push_back(body.release());
     for (auto [i, result] : llvm::enumerate(rebuilt.getResults())) {
       if (i < repeat.getNumResults()) {

@@ -111,7 +111,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     slices.push_back(g.one<step::IotaOp>({}, {g.arrayAttr("shape", {k}), g.i64Attr("axis", 0),
                                               g.attr("dtype", mlir::TypeAttr::get(b.getI64Type()))}));
   auto repeat = b.create<step::RepeatOp>(loc, types, b.getStringAttr("micro_batch"),
-                                         b.getI64IntegerAttr(k), inits, slices, nullptr);
+                                         b.getI64IntegerAttr(k), inits, slices, nullptr, nullptr);
   mlir::Block *body = b.createBlock(&repeat.getBody());
   for (Value v : inits) body->addArgument(v.getType(), loc);
   llvm::SmallVector<Value> sliceArgs;

@@ -130,7 +130,7 @@ class ForwardEmitter {
           mlir::TypeAttr::get(b.getI64Type()), b.getI64IntegerAttr(0)));
     auto clone = b.create<step::RepeatOp>(repeat.getLoc(), repeat.getResultTypes(),
                                           repeat.getNameAttr(), repeat.getCountAttr(), inits, xs,
-                                          repeat.getReverseAttr());
+                                          repeat.getReverseAttr(), repeat.getReversibleAttr());
     mlir::Block &src = repeat.getBody().front();
     mlir::Block *body = b.createBlock(&clone.getBody());
     for (auto [i, arg] : llvm::enumerate(src.getArguments())) {

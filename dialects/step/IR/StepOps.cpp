@@ -4,6 +4,7 @@
 // the shared form from StepAsm.cpp. Shape rules live in ShapeRules.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/step/IR/ReversibleCoupling.h"
 #include "dialects/step/IR/StepAsm.h"
 #include "dialects/step/IR/StepDialect.h"
 #include "dialects/step/IR/StepSpecs.h"
@@ -716,6 +717,8 @@ mlir::ParseResult RepeatOp::parse(mlir::OpAsmParser &parser, mlir::OperationStat
   }
   if (succeeded(parser.parseOptionalKeyword("reverse")))
     result.addAttribute("reverse", b.getUnitAttr());
+  if (succeeded(parser.parseOptionalKeyword("reversible")))
+    result.addAttribute("reversible", b.getUnitAttr());
   if (parser.resolveOperands(inits, initTypes, parser.getCurrentLocation(), result.operands) ||
       parser.resolveOperands(xs, xTypes, xsLoc, result.operands))
     return mlir::failure();
@@ -762,8 +765,9 @@ void RepeatOp::print(mlir::OpAsmPrinter &printer) {
     printBindingList(printer, bodyArgs.drop_front(numCarried), getXs(), typed);
   }
   if (getReverse()) printer << " reverse";
-  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
-                                           {"name", "count", "reverse", "operandSegmentSizes"});
+  if (getReversible()) printer << " reversible";
+  printer.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(), {"name", "count", "reverse", "reversible", "operandSegmentSizes"});
   printer << ' ';
   printer.printRegion(getBody(), /*printEntryBlockArgs=*/false, /*printBlockTerminators=*/true);
 }
@@ -808,6 +812,11 @@ mlir::LogicalResult RepeatOp::verifyRegions() {
       return emitOpError() << "stacked result #" << i - numCarried << " has type "
                            << getResult(i).getType() << " for yielded "
                            << yield.getValues()[i].getType();
+  if (getReversible()) {
+    std::string why;
+    if (failed(deriveCouplingInverse(*this, why)))
+      return emitOpError() << "is reversible, but its layer cannot be inverted: " << why;
+  }
   return mlir::success();
 }
 

@@ -171,10 +171,28 @@ def Step_RepeatOp : Step_Op<"repeat", [SingleBlockImplicitTerminator<"YieldOp">,
       step.yield %y, %h        // carried %y; %h is stacked into %saved: [8, ...]
     }
     ```
+
+    `reversible` makes the backward rebuild each layer's carried inputs from its outputs
+    instead of storing them, so activation memory does not grow with depth (one more forward
+    per layer in the backward). The layer must be an additive coupling: each carried output
+    `x + g` or `x * c + g` (c a nonzero scalar constant) with `g` free of that `x`, solvable
+    one slot after another (ReversibleCoupling.h); the verifier says where it is not. A
+    MomentumNet layer (revlib's momentum_net, velocity `a`, stream `x`, momentum beta):
+
+    ```mlir
+    %a_out, %x_out = step.repeat "cell" depth (%a = %a0, %x = %x0) reversible {
+      %f = ...                                 // the cell, reading %x
+      %a1 = step.add %a, %f
+      %keep = step.mul %x, %beta               // beta: a scalar step.constant
+      %mix = step.mul %a1, %one_minus_beta
+      %x1 = step.add %keep, %mix
+      step.yield %a1, %x1
+    }
+    ```
   }];
   let arguments = (ins StrAttr:$name, ConfinedAttr<Step_I64Attr, [IntPositive]>:$count,
                        Variadic<Step_Tensor>:$inits, Variadic<Step_Tensor>:$xs,
-                       UnitAttr:$reverse);
+                       UnitAttr:$reverse, UnitAttr:$reversible);
   let results = (outs Variadic<Step_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
