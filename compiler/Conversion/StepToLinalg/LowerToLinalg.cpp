@@ -71,6 +71,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     // `buffers`). The driver visits ops in program order, so operands are lowered before their
     // users, and legalizes the ops a rewrite creates (a step.repeat's body cloned into an
     // scf.for) in turn.
+    lowerRepeatsToLoops(getOperation());
     mlir::ConversionTarget target(getContext());
     target.markUnknownOpDynamicallyLegal([](mlir::Operation *) { return true; });
     target.addDynamicallyLegalDialect<step::StepDialect>([](mlir::Operation *op) {

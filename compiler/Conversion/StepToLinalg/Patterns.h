@@ -20,6 +20,9 @@ void populateNormPatterns(mlir::RewritePatternSet &patterns);
 void populateConvolutionPatterns(mlir::RewritePatternSet &patterns);
 /// cumsum, embedding_grad (scf.for loops on tensors).
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
+/// Lowers every step.repeat inside a func.func under `root` to an scf.for over a clone of its
+/// body (its step ops still to lower), innermost first.
+void lowerRepeatsToLoops(mlir::Operation *root);
 /// softmax, log_softmax, cross_entropy (f32, f64).
 void populateSoftmaxPatterns(mlir::RewritePatternSet &patterns);
 /// step.dropout: Philox masks drawn as the interpreter draws them.

@@ -15,6 +15,7 @@
 #include "compiler/Conversion/StepToLinalg/LoweringUtils.h"
 #include "compiler/Conversion/StepToLinalg/Patterns.h"
 #include "dialects/step/IR/StepDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -224,7 +225,24 @@ struct RepeatLowering : mlir::OpRewritePattern<step::RepeatOp> {
 }  // namespace
 
 void populateScanPatterns(mlir::RewritePatternSet &patterns) {
-  patterns.add<CumsumLowering, EmbeddingGradLowering, RepeatLowering>(patterns.getContext());
+  patterns.add<CumsumLowering, EmbeddingGradLowering>(patterns.getContext());
+}
+
+void lowerRepeatsToLoops(mlir::Operation *root) {
+  // Innermost first (a post-order walk), outside the dialect conversion: a repeat inside a
+  // repeat (the layers inside --micro-batches' loop) then is an scf.for of step ops when its
+  // parent's body is cloned, which the conversion lowers like any other. (Inside the
+  // conversion, the clone of an inner repeat was not legalized.)
+  llvm::SmallVector<step::RepeatOp> repeats;
+  root->walk([&](step::RepeatOp op) {
+    if (op->getParentOfType<mlir::func::FuncOp>()) repeats.push_back(op);
+  });
+  mlir::PatternRewriter rw(root->getContext());
+  RepeatLowering lowering(root->getContext());
+  for (step::RepeatOp op : repeats) {
+    rw.setInsertionPoint(op);
+    (void)lowering.matchAndRewrite(op, rw);  // a repeat it declines stays, an illegal op
+  }
 }
 
 }  // namespace stepc::lowering
