@@ -15,9 +15,11 @@
 // x_i = beta^i b_i that is exactly the pair above, which needs neither beta^-i (it overflows
 // f16 after ~105 layers) nor the layer index. The head reads [a_L, x_L] concatenated
 // (HomebrewNLP's 2F -> 256 head; revlib's second output stream is x_L / beta^L, a constant
-// scale a learned linear head absorbs, left out here). The compiler inverts the coupling
-// (step.repeat `reversible`): x = (x' - (1 - beta) a') / beta, then a = a' - f(x), so the
-// backward rebuilds each layer's inputs from its outputs and stores nothing per layer.
+// scale a learned linear head absorbs, left out here). `momentum(beta = 0.9)` on the repeat
+// writes that coupling around the cell (the body yields f(x); `--emit=model` shows the
+// expansion: a `reversible` repeat) and the compiler inverts it: x = (x' - (1 - beta) a') / beta,
+// then a = a' - f(x), so the backward rebuilds each layer's inputs from its outputs and stores
+// nothing per layer.
 // Init gains follow HomebrewNLP: embedding 2^-0.5, w0 and w1 1/0.5893595616, w2 1.
 //
 // Configurations (--config=NAME; the model is then @byte_lm_reversible_NAME):
@@ -31,7 +33,7 @@ step.model @byte_lm_reversible dims(B = 16, S = 256, F = 256, I = 512, K = 7, de
   %e = step.embedding %table, %tokens                        // [B, S, 2F]
   %a0, %x0 = step.split %e {axis = -1, parts = 2}            // two streams [B, S, F]
 
-  %aL, %xL = step.repeat "cell" depth (%a = %a0, %x = %x0) reversible {
+  %aL, %xL = step.repeat "cell" depth (%a = %a0, %x = %x0) momentum(beta = 0.9) {
     %w0 = step.param "w0" [F, 3 * I] f32 = orthogonal(gain = 1.6967316)
     %w1 = step.param "w1" [K, I, 3 * I] f32 = orthogonal(gain = 1.6967316)
     %w2 = step.param "w2" [I, F] f32 = orthogonal(gain = 1.0)
@@ -69,15 +71,7 @@ step.model @byte_lm_reversible dims(B = 16, S = 256, F = 256, I = 512, K = 7, de
     %s2 = step.rsqrt %v2
     %n2 = step.mul %z2, %s2                                  // [B, S, I]
     %f = step.matmul %n2, %w2                                // f(x): [B, S, F]
-
-    // The MomentumNet coupling.
-    %beta = step.constant {value = dense<0.9> : tensor<f32>}
-    %one_minus_beta = step.constant {value = dense<0.1> : tensor<f32>}
-    %a_next = step.add %a, %f
-    %keep = step.mul %x, %beta
-    %mix = step.mul %a_next, %one_minus_beta
-    %x_next = step.add %keep, %mix
-    step.yield %a_next, %x_next
+    step.yield %f          // momentum(beta) adds the coupling (and makes the repeat reversible)
   }
 
   %out = step.concat %aL, %xL {axis = -1}                    // [B, S, 2F]

@@ -10,8 +10,10 @@
 #include "dialects/step/IR/StepSpecs.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include "mlir/IR/Builders.h"
 
 #define GET_OP_CLASSES
@@ -719,6 +721,26 @@ mlir::ParseResult RepeatOp::parse(mlir::OpAsmParser &parser, mlir::OperationStat
     result.addAttribute("reverse", b.getUnitAttr());
   if (succeeded(parser.parseOptionalKeyword("reversible")))
     result.addAttribute("reversible", b.getUnitAttr());
+  // `momentum(beta = B)`: the body is a MomentumNet cell f reading the second carried stream;
+  // the coupling is added below.
+  std::optional<double> momentum;
+  llvm::SMLoc momentumLoc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalKeyword("momentum"))) {
+    double beta = 0;
+    if (parser.parseLParen() || parser.parseKeyword("beta") || parser.parseEqual() ||
+        parser.parseFloat(beta) || parser.parseRParen())
+      return mlir::failure();
+    if (!(beta > 0 && beta < 1)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", beta);
+      return parser.emitError(momentumLoc) << "momentum beta must be in (0, 1), found " << text;
+    }
+    if (inits.size() != 2)
+      return parser.emitError(momentumLoc)
+             << "a momentum repeat carries two streams (velocity, position), found " << inits.size();
+    momentum = beta;
+    result.addAttribute("reversible", b.getUnitAttr());
+  }
   if (parser.resolveOperands(inits, initTypes, parser.getCurrentLocation(), result.operands) ||
       parser.resolveOperands(xs, xTypes, xsLoc, result.operands))
     return mlir::failure();
@@ -735,6 +757,34 @@ mlir::ParseResult RepeatOp::parse(mlir::OpAsmParser &parser, mlir::OperationStat
     if (parser.parseRegion(*body, args)) return mlir::failure();
   }
   RepeatOp::ensureTerminator(*body, b, result.location);
+  if (momentum) {
+    // revlib's momentum_net, in the coordinates that need no beta^-i (models/byte_lm_reversible.mlir
+    // derives it): a' = a + f(x), x' = beta * x + (1 - beta) * a'. The cell yields f(x).
+    auto yield = llvm::cast<YieldOp>(body->front().getTerminator());
+    mlir::Type stream = initTypes[0];
+    if (initTypes[1] != stream || yield.getValues().size() != 1 ||
+        yield.getValues()[0].getType() != stream)
+      return parser.emitError(momentumLoc)
+             << "a momentum repeat's two streams share one type and its cell yields one value of "
+                "that type (f(x)), found streams " << initTypes[0] << ", " << initTypes[1] << " and "
+             << yield.getValues().size() << " yielded values";
+    mlir::OpBuilder ob(yield);
+    mlir::Location loc = result.location;
+    auto scalar = [&](double v) {
+      auto type = mlir::RankedTensorType::get({}, llvm::cast<mlir::RankedTensorType>(stream).getElementType());
+      return ob.create<ConstantOp>(loc, type,
+                                   mlir::DenseElementsAttr::get(type, ob.getFloatAttr(type.getElementType(), v)))
+          .getResult();
+    };
+    mlir::Block &block = body->front();
+    mlir::Value a = block.getArgument(0), x = block.getArgument(1), f = yield.getValues()[0];
+    mlir::Value beta = scalar(*momentum), rest = scalar(1.0 - *momentum);
+    mlir::Value aNext = ob.create<AddOp>(loc, stream, a, f);
+    mlir::Value keep = ob.create<MulOp>(loc, stream, x, beta);
+    mlir::Value mix = ob.create<MulOp>(loc, stream, aNext, rest);
+    mlir::Value xNext = ob.create<AddOp>(loc, stream, keep, mix);
+    yield->setOperands({aNext, xNext});
+  }
   // Results: the carried values, then every further yielded value stacked over iterations.
   llvm::SmallVector<mlir::Type> resultTypes(initTypes);
   auto yield = llvm::cast<YieldOp>(body->front().getTerminator());
