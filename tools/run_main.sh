@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: build stepc, compile the default model (models/byte_lm.mlir at its `small`
-# configuration: HomebrewNLP's small byte-level LM) to a native training executable, and train
-# it on the built-in corpus, showing the loss fall.
+# The main job: build stepc, compile the default model (models/byte_lm_reversible.mlir at its
+# `small` configuration: HomebrewNLP's small byte-level LM as it trains it, a reversible
+# MomentumNet) to a native training executable, and train it on the built-in corpus, showing the
+# loss fall.
 # Usage: tools/run_main.sh [MODEL.mlir [STEPS [CONFIG]]]   (CONFIG: one of the model's configs)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -9,7 +10,7 @@ cd "$repo"
 tools/setup.sh
 tools/bazel.sh build //compiler/Driver:stepc //compiler/Driver:stepc-opt
 stepc=./bazel-bin/compiler/Driver/stepc
-model="${1:-models/byte_lm.mlir}"
+model="${1:-models/byte_lm_reversible.mlir}"
 steps="${2:-100}"
 config="${3-}"
 [[ $# -eq 0 ]] && config=small

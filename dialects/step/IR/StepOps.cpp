@@ -862,6 +862,14 @@ mlir::LogicalResult RepeatOp::verifyRegions() {
       return emitOpError() << "stacked result #" << i - numCarried << " has type "
                            << getResult(i).getType() << " for yielded "
                            << yield.getValues()[i].getType();
+  if (mlir::Attribute segment = (*this)->getAttr("segment")) {
+    auto value = llvm::dyn_cast<mlir::IntegerAttr>(segment);
+    if (!getReversible() || !value || value.getInt() < 0)
+      return emitOpError() << "takes `segment` (the layers a reversible repeat rebuilds from one "
+                              "stored input; 0: all of them) only when reversible, as an integer "
+                              ">= 0, found "
+                           << segment;
+  }
   if (getReversible()) {
     std::string why;
     if (failed(deriveCouplingInverse(*this, why)))

@@ -174,7 +174,11 @@ def Step_RepeatOp : Step_Op<"repeat", [SingleBlockImplicitTerminator<"YieldOp">,
 
     `reversible` makes the backward rebuild each layer's carried inputs from its outputs
     instead of storing them, so activation memory does not grow with depth (one more forward
-    per layer in the backward). The layer must be an additive coupling: each carried output
+    per layer in the backward). Rebuilding compounds rounding (about 1.5x per byte_lm layer),
+    so the layers run in segments of `segment` (an attribute; default the largest divisor of
+    the count up to 8): the backward keeps each segment's input and rebuilds only within it,
+    recomputing the segment's forward once more. `attributes {segment = 0}` rebuilds through
+    the whole depth: memory flat, error growing with depth. The layer must be an additive coupling: each carried output
     `x + g` or `x * c + g` (c a nonzero scalar constant) with `g` free of that `x`, solvable
     one slot after another (ReversibleCoupling.h); the verifier says where it is not. A
     MomentumNet layer (revlib's momentum_net, velocity `a`, stream `x`, momentum beta):

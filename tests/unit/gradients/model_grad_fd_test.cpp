@@ -142,7 +142,7 @@ step.model @byte_lm_tiny dims(B = 2, S = 16, F = 16, I = 8, K = 3, depth = 2) {
 // models/byte_lm_reversible.mlir --config=tiny, from the same cell: a MomentumNet over two
 // streams of width F (`reversible`, or with `stored` the same layers differentiated the usual
 // way, storing each layer's inputs).
-std::string byteLmReversibleTiny(bool reversible) {
+std::string byteLmReversibleTiny(bool reversible, int depth = 2, const char *attributes = "") {
   std::string text = kByteLmTiny;
   auto replace = [&](const std::string &from, const std::string &to) {
     size_t at = text.find(from);
@@ -150,6 +150,7 @@ std::string byteLmReversibleTiny(bool reversible) {
     if (at != std::string::npos) text.replace(at, from.size(), to);
   };
   replace("@byte_lm_tiny", reversible ? "@byte_lm_reversible_tiny" : "@byte_lm_stored_tiny");
+  replace("depth = 2)", "depth = " + std::to_string(depth) + ")");
   replace(R"(%table = step.param "embedding" [256, F] f32 = orthogonal(gain = 0.70710678)
   %x = step.embedding %table, %tokens                        // [B, S, F])",
           R"(%table = step.param "embedding" [256, 2 * F] f32 = orthogonal(gain = 0.70710678)
@@ -157,7 +158,7 @@ std::string byteLmReversibleTiny(bool reversible) {
   %a0, %x = step.split %e {axis = -1, parts = 2})");
   replace("%out = step.repeat \"cell\" depth (%h = %x) {",
           std::string("%aL, %xL = step.repeat \"cell\" depth (%a = %a0, %h = %x)") +
-              (reversible ? " reversible {" : " {"));
+              (reversible ? std::string(" reversible ") + attributes + "{" : std::string(" {")));
   replace(R"(%next = step.add %h, %y
     step.yield %next)",
           R"(%beta = step.constant {value = dense<0.9> : tensor<f32>}
@@ -334,13 +335,16 @@ TEST(ModelGradFd, ByteLmReversibleTinyWithRandomHead) {
 // In float64 the rebuilt inputs differ from the stored ones by rounding only: every gradient of
 // the reversible model equals the stored model's within 1e-10 (relative to the largest of its
 // tensor), at a point where every parameter has a gradient.
-TEST(ModelGradFd, ByteLmReversibleEqualsStoredInF64) {
+// Depth 2 (one segment), and depth 16 in segments of 8 (two inner reversible repeats under a
+// checkpointed one) and rebuilt through all 16 layers (`segment = 0`).
+void expectReversibleEqualsStored(int depth, const char *attributes) {
+  SCOPED_TRACE("depth " + std::to_string(depth) + " " + attributes);
   std::vector<std::vector<Tensor>> grads;
   for (bool reversible : {true, false}) {
     auto ctx = makeContext();
     DiagnosticLog log(ctx.get());
     mlir::OwningOpRef<mlir::ModuleOp> module =
-        parseModule(toF64(byteLmReversibleTiny(reversible)), ctx.get());
+        parseModule(toF64(byteLmReversibleTiny(reversible, depth, attributes)), ctx.get());
     ASSERT_TRUE(module) << log.text();
     step::ModelOp model = *module->getOps<step::ModelOp>().begin();
     mlir::FailureOr<mlir::func::FuncOp> fn =
@@ -376,6 +380,12 @@ TEST(ModelGradFd, ByteLmReversibleEqualsStoredInF64) {
     EXPECT_GT(scale, 0) << "gradient " << k << " is zero: the comparison would prove nothing";
     EXPECT_LE(worst, 1e-10 * scale) << "gradient " << k << ": reversible vs stored";
   }
+}
+
+TEST(ModelGradFd, ByteLmReversibleEqualsStoredInF64) {
+  expectReversibleEqualsStored(2, "");
+  expectReversibleEqualsStored(16, "");
+  expectReversibleEqualsStored(16, "attributes {segment = 0} ");
 }
 
 }  // namespace
