@@ -1,6 +1,8 @@
 //===- Autodiff.cpp - reverse-mode differentiation of step IR -------------===//
 #include "compiler/Autodiff/Autodiff.h"
 
+#include <cstdio>
+
 #include "compiler/Autodiff/GradBuilder.h"
 #include "dialects/step/IR/ReversibleCoupling.h"
 #include "dialects/step/IR/StepDialect.h"
@@ -260,6 +262,37 @@ llvm::SmallVector<Operation *> savedProducts(step::RepeatOp repeat) {
   return out;
 }
 
+// What the backward of `repeat` keeps per iteration, in words (`NAME info` prints it; the
+// attribute `step.memory` on the forward repeat carries it): for a reversible repeat nothing,
+// otherwise each iteration's carried input and the saved `products` (savedProducts).
+std::string describeMemory(step::RepeatOp repeat, llvm::ArrayRef<Operation *> products) {
+  auto bytes = [&](mlir::Type t) {
+    auto r = llvm::cast<mlir::RankedTensorType>(t);
+    return static_cast<double>(repeat.getCount()) * r.getNumElements() *
+           std::max<unsigned>(1, r.getElementTypeBitWidth() / 8);
+  };
+  auto mib = [](double b) {
+    char text[32];
+    if (b < (1 << 20)) std::snprintf(text, sizeof text, "%.1f KiB", b / (1 << 10));
+    else std::snprintf(text, sizeof text, "%.1f MiB", b / (1 << 20));
+    return std::string(text);
+  };
+  std::string head = "repeat '" + repeat.getName().str() + "' (" +
+                     std::to_string(repeat.getCount()) + " iterations): ";
+  if (repeat.getReversible())
+    return head + "reversible: the backward rebuilds each layer's inputs from its outputs, "
+                  "nothing is stored per layer";
+  double inputs = 0, saved = 0;
+  for (Value init : repeat.getInits()) inputs += bytes(init.getType());
+  for (Operation *op : products) saved += bytes(op->getResult(0).getType());
+  size_t gemms = 0;
+  repeat.getBody().walk([&](Operation *op) { gemms += llvm::isa<step::MatmulOp, step::Conv1dOp>(op); });
+  return head + "stores each iteration's input (" + mib(inputs) + ") and " +
+         std::to_string(products.size()) + " of its " + std::to_string(gemms) +
+         " GEMM outputs (" + mib(saved) + ", within " + mib(kSavedProductsBudget) +
+         "); the backward recomputes the rest";
+}
+
 // Rebuilds a reversible layer's carried inputs from its `outputs` at `b` (ReversibleCoupling.h):
 // in the inverse's order, x_k = (y_k - g_k) / c, each g_k recomputed from the outputs, the
 // layer's `over` slices `xs` and the inputs rebuilt before it. Empty on failure.
@@ -354,6 +387,7 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
       if (adj == from) adj = to;
   }
   llvm::SmallVector<bool> variedSlots = variedCarriedSlots(forward, varied);
+  forward->setAttr("step.memory", b.getStringAttr(describeMemory(forward, products)));
   original->erase();
   auto saved = forward->getResults().drop_front(numCarried + numStacked);
 

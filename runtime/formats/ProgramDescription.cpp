@@ -194,6 +194,11 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   JsonValue extra = JsonValue::array();
   for (const std::string &m : info.extraMetrics) extra.items.push_back(JsonValue::string(m));
   root.add("extraMetrics", std::move(extra));
+  if (!info.repeatMemory.empty()) {
+    JsonValue lines = JsonValue::array();
+    for (const std::string &m : info.repeatMemory) lines.items.push_back(JsonValue::string(m));
+    root.add("repeatMemory", std::move(lines));
+  }
   JsonValue kernels = JsonValue::array();
   for (const std::string &k : info.kernelNames) kernels.items.push_back(JsonValue::string(k));
   root.add("kernels", std::move(kernels));
@@ -298,6 +303,8 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
   info.kernelCount = r.integer(root, "kernelCount");
   if (const JsonValue *a = r.member(root, "extraMetrics", JsonValue::Kind::kArray))
     for (const JsonValue &m : a->items) info.extraMetrics.push_back(m.text);
+  if (const JsonValue *a = root.find("repeatMemory"); a && a->isArray())
+    for (const JsonValue &m : a->items) info.repeatMemory.push_back(m.text);
   // Optional: descriptions without a profile table are fine.
   if (const JsonValue *a = root.find("kernels"); a && a->isArray())
     for (const JsonValue &k : a->items) info.kernelNames.push_back(k.text);

@@ -83,6 +83,9 @@ struct ProgramInfo {
   int64_t sampleStepTemporaryBytes = -1;
   int64_t sampleStateBytes = -1;
   std::string sampleStepUnavailable;  // a language model without @sample_step: the op why
+  /// What the backward keeps of each repeat (stored inputs and GEMM outputs, or reversible),
+  /// one line per repeat of the step, for `info`.
+  std::vector<std::string> repeatMemory;
   /// The roofline prediction of the CUDA step (--step-predict-step-time); 0: none.
   double predictedStepSeconds = 0;
   double predictedLaunchSeconds = 0;  // of which launch costs

@@ -276,6 +276,13 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
     }
     if (auto why = module->getAttrOfType<mlir::StringAttr>("step.sample_step_unavailable"))
       info.sampleStepUnavailable = why.getValue().str();
+    // What each repeat's backward keeps (autodiff's `step.memory`), once per distinct repeat
+    // (SAM's second pass and micro-batches differentiate the same layers again).
+    train.walk([&](step::RepeatOp repeat) {
+      auto memory = repeat->getAttrOfType<mlir::StringAttr>("step.memory");
+      if (memory && llvm::find(info.repeatMemory, memory.getValue().str()) == info.repeatMemory.end())
+        info.repeatMemory.push_back(memory.getValue().str());
+    });
 
     // The fingerprint: everything a checkpoint's tensors mean, i.e. the model's name and the
     // interface (names, roles, shapes and dtypes of every buffer), hashed.
