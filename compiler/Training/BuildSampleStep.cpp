@@ -13,10 +13,13 @@
 //   - a causal step.conv1d with kernel K: the last K - 1 inputs; the window [state, x] is
 //     convolved with "valid" padding (one output) and its last K - 1 rows are the next state;
 //     zeros are exactly the causal padding;
-//   - step.iota along the sequence: no state, the `position` argument (plus the offset).
+//   - step.iota along the sequence: no state, the `position` argument (plus the offset);
+//   - a step.batch_matmul whose right operand depends on the sequence (attention's keys and
+//     values): a cache of that operand over the whole window, this position's row written at
+//     `position` (the causal mask the model applies hides the rows not written yet).
 // Inside a step.repeat, each layer's state is one slice of a stacked state, scanned like the
-// layer's parameters. Any other op that mixes positions (attention's scores over the sequence,
-// a reduction or softmax along it, a non-causal convolution) has no such rewrite: the model
+// layer's parameters. Any other op that mixes positions (a reduction or softmax along the
+// sequence, a non-causal convolution) has no such rewrite: the model
 // then gets no @sample_step, `NAME info` says which op stopped it, and `sample` recomputes the
 // whole window for each token.
 //
@@ -142,7 +145,7 @@ class Streamer {
         .Case<step::SumOp, step::MeanOp, step::ReduceMaxOp>(
             [&](mlir::Operation *) { return emitReduction(op, b, map); })
         .Case<step::MatmulOp, step::BatchMatmulOp>(
-            [&](mlir::Operation *) { return emitContraction(op, b, map); })
+            [&](mlir::Operation *) { return emitContraction(op, b, map, scope); })
         .Case<step::EmbeddingOp>([&](step::EmbeddingOp e) {
           if (axisOf(map.lookupOrDefault(e.getTable())))
             return refuse(op, "gathers from a table computed from the sequence");
@@ -243,15 +246,54 @@ class Streamer {
   }
 
   // A matmul's rows (or batch) may be positions; its contraction and its right operand may not.
-  mlir::LogicalResult emitContraction(mlir::Operation &op, mlir::OpBuilder &b, mlir::IRMapping &map) {
+  mlir::LogicalResult emitContraction(mlir::Operation &op, mlir::OpBuilder &b, mlir::IRMapping &map,
+                                      Scope &scope) {
     mlir::Value lhs = op.getOperand(0), rhs = op.getOperand(1);
-    if (axisOf(map.lookupOrDefault(rhs)))
-      return refuse(op, "contracts with a value computed from the sequence (attention's scores "
-                        "need a cache of every earlier position)");
+    if (!axisOf(map.lookupOrDefault(lhs)))
+      return refuse(op, "contracts a value of every position with one of this position");
     int64_t rl = rankOf(lhs), r = rankOf(op.getResult(0)), axis = *axisOf(map.lookup(lhs));
     int64_t contraction = op.hasAttr("transpose_lhs") ? rl - 2 : rl - 1;
     if (axis == contraction) return refuse(op, "contracts along the sequence");
-    return keepAxis(op, b, map, axis >= rl - 2 ? r - 2 : axis + r - rl);
+    int64_t resultAxis = axis >= rl - 2 ? r - 2 : axis + r - rl;
+    Axis rhsAxis = axisOf(map.lookupOrDefault(rhs));
+    if (!rhsAxis) return keepAxis(op, b, map, resultAxis);
+    // Attention: the right operand (keys, values) spans every position so far. It becomes a
+    // cache of the whole window, this position's row written at `position`; the rows after it
+    // are zeros or stale, which the model's causal mask already hides from every position.
+    if (!llvm::isa<step::BatchMatmulOp>(op))
+      return refuse(op, "contracts with a value computed from the sequence");
+    mlir::Value streamed = map.lookup(rhs);
+    mlir::Value cache = emitCache(op, streamed, *rhsAxis, ad::shapeOf(rhs), b, scope);
+    if (!cache) return mlir::failure();
+    map.map(rhs, cache);
+    mlir::LogicalResult built = keepAxis(op, b, map, resultAxis);
+    map.map(rhs, streamed);
+    return built;
+  }
+
+  // A state of `x`'s values at every position of the window (its axis `axis` at full length
+  // `window`), with this position's row written in: select(iota == position, x, cache).
+  mlir::Value emitCache(mlir::Operation &op, mlir::Value x, int64_t axis,
+                        llvm::ArrayRef<int64_t> window, mlir::OpBuilder &b, Scope &scope) {
+    auto type = llvm::cast<mlir::RankedTensorType>(x.getType());
+    if (!holdable(type.getElementType())) {
+      (void)refuse(op, "caches a type a state cannot hold");
+      return {};
+    }
+    ad::GradBuilder g(b, op.getLoc());
+    auto full = mlir::RankedTensorType::get(window, type.getElementType());
+    auto [cache, index] = addState(op, full, "cache", scope, g);
+    mlir::Value spread = g.broadcastTo(x, window);
+    mlir::Value rows = g.one<step::IotaOp>(
+        {spread}, {g.i64Attr("axis", axis), g.attr("dtype", mlir::TypeAttr::get(b.getI32Type())),
+                   g.i64Attr("offset", 0)});
+    mlir::Value next = g.select(g.compare(rows, position, "eq"), spread, cache);
+    setState(scope, index, next, g);
+    if (g.failed()) {
+      (void)refuse(op, "could not be given a cache");
+      return {};
+    }
+    return next;
   }
 
   mlir::LogicalResult emitReshape(step::ReshapeOp reshape, mlir::OpBuilder &b, mlir::IRMapping &map) {

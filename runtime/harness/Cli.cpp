@@ -438,8 +438,8 @@ std::string usageText(const std::string &program, Command command) {
              "  --full-window          recompute the whole window for each token even when the\n"
              "                         model can feed one position at a time (same tokens)\n"
              "It runs the forward on the CPU step. A model whose ops allow it (causal\n"
-             "convolutions, running sums; `info` says) feeds one position per token, carrying\n"
-             "their state; others recompute the whole window per token.\n";
+             "convolutions, running sums, attention with a key/value cache; `info` says) feeds\n"
+             "one position per token, carrying their state; others recompute the whole window.\n";
     case Command::kInfo:
       return "usage: " + p + " info\n"
              "Prints the model: parameters, optimizer state, inputs, FLOPs per step, planned\n"

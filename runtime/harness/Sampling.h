@@ -11,7 +11,7 @@
 //
 // Two ways to the logits, which give the same tokens: a model whose ops allow it carries
 // @sample_step (compiler/Training/BuildSampleStep.cpp) and feeds one position per token,
-// keeping each causal convolution's and running sum's state; otherwise, or with --full-window,
+// keeping each causal convolution's, running sum's and attention's (key/value cache) state; otherwise, or with --full-window,
 // the whole window is recomputed for each token (StepProgram::sampleLogits, right-padded).
 //
 //===----------------------------------------------------------------------===//
