@@ -164,24 +164,44 @@ Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetric
   return {};
 }
 
+Status CompiledProgram::bindSampling(const EntryDescription &entry, const StepBuffers &buffers,
+                                     void *tokens, int32_t *position, std::vector<float> &logits) {
+  const InputSpec &input = info().inputs.at(0);
+  logits.assign(static_cast<size_t>(input.shape.at(0) * input.vocab), 0.0f);
+  auto state = [&](std::vector<std::vector<float>> &states, int index) -> float * {
+    return index >= 0 && static_cast<size_t>(index) < states.size() ? states[index].data() : nullptr;
+  };
+  args_.clear();
+  for (const Binding &b : entry.args) {
+    void *arg = nullptr;
+    if (b.kind == Binding::Kind::kParam) arg = buffers.params.at(b.index).data;
+    else if (b.kind == Binding::Kind::kBatch) arg = tokens ? tokens : buffers.batch.at(b.index).data;
+    else if (b.kind == Binding::Kind::kPosition) arg = position;
+    else if (b.kind == Binding::Kind::kSampleState) arg = state(sampleState_, b.index);
+    if (!arg)
+      return Status::error("program description: " + entry.symbol +
+                           " takes params, tokens, a position and (incremental) its states");
+    args_.push_back(arg);
+  }
+  for (const Binding &b : entry.results) {
+    void *arg = b.kind == Binding::Kind::kLogits        ? logits.data()
+                : b.kind == Binding::Kind::kSampleState ? state(nextSampleState_, b.index)
+                                                        : nullptr;
+    if (!arg)
+      return Status::error("program description: " + entry.symbol +
+                           " returns the logits and (incremental) its states");
+    args_.push_back(arg);
+  }
+  return {};
+}
+
 Status CompiledProgram::sampleLogits(const StepBuffers &buffers, int64_t position,
                                      std::vector<float> &logits) {
   if (!canSample()) return StepProgram::sampleLogits(buffers, position, logits);
   // On the CPU step, whatever --device chose: one token at a time is launch-bound on a GPU.
-  const InputSpec &tokens = info().inputs.at(0);
-  logits.assign(static_cast<size_t>(tokens.shape.at(0) * tokens.vocab), 0.0f);
   int32_t at = static_cast<int32_t>(position);
-  args_.clear();
-  for (const Binding &b : description_.sample.args) {
-    if (b.kind == Binding::Kind::kParam) args_.push_back(buffers.params.at(b.index).data);
-    else if (b.kind == Binding::Kind::kBatch) args_.push_back(buffers.batch.at(b.index).data);
-    else if (b.kind == Binding::Kind::kPosition) args_.push_back(&at);
-    else return Status::error("program description: sample takes params, tokens and a position");
-  }
-  if (description_.sample.results.size() != 1 ||
-      description_.sample.results[0].kind != Binding::Kind::kLogits)
-    return Status::error("program description: sample returns one logits buffer");
-  args_.push_back(logits.data());
+  if (Status s = bindSampling(description_.sample, buffers, nullptr, &at, logits); !s.ok())
+    return s;
   sample_(args_.data());
   return {};
 }
@@ -203,25 +223,13 @@ Status CompiledProgram::sampleStep(const StepBuffers &buffers, const std::vector
   if (!canSampleIncrementally()) return StepProgram::sampleStep(buffers, tokens, position, logits);
   if (sampleState_.size() != description_.sampleState.size())
     return Status::error("sampleStep before resetSampleState");
-  const InputSpec &input = info().inputs.at(0);
-  if (static_cast<int64_t>(tokens.size()) != input.shape.at(0))
+  if (static_cast<int64_t>(tokens.size()) != info().inputs.at(0).shape.at(0))
     return Status::error("sampleStep takes one token per row of the batch");
-  logits.assign(static_cast<size_t>(input.shape.at(0) * input.vocab), 0.0f);
   int32_t at = static_cast<int32_t>(position);
-  args_.clear();
-  for (const Binding &b : description_.sampleStep.args) {
-    if (b.kind == Binding::Kind::kParam) args_.push_back(buffers.params.at(b.index).data);
-    else if (b.kind == Binding::Kind::kBatch) args_.push_back(const_cast<int32_t *>(tokens.data()));
-    else if (b.kind == Binding::Kind::kPosition) args_.push_back(&at);
-    else if (b.kind == Binding::Kind::kSampleState) args_.push_back(sampleState_.at(b.index).data());
-    else return Status::error("program description: sampleStep takes params, tokens, a position "
-                              "and its states");
-  }
-  for (const Binding &b : description_.sampleStep.results) {
-    if (b.kind == Binding::Kind::kLogits) args_.push_back(logits.data());
-    else if (b.kind == Binding::Kind::kSampleState) args_.push_back(nextSampleState_.at(b.index).data());
-    else return Status::error("program description: sampleStep returns logits and its states");
-  }
+  if (Status s = bindSampling(description_.sampleStep, buffers,
+                              const_cast<int32_t *>(tokens.data()), &at, logits);
+      !s.ok())
+    return s;
   sampleStep_(args_.data());
   std::swap(sampleState_, nextSampleState_);
   return {};

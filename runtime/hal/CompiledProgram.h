@@ -63,6 +63,11 @@ class CompiledProgram : public StepProgram {
   CompiledProgram(ProgramDescription description, PackedEntry train, PackedEntry eval);
   Status call(const EntryDescription &entry, PackedEntry fn, const StepBuffers &buffers,
               int64_t step);
+  // A sampling entry's buffers (@sample_logits, @sample_step) into args_: params, the tokens
+  // (`tokens`, or the batch buffer when null), the position and the states read, then the
+  // logits (zeroed) and the states written.
+  Status bindSampling(const EntryDescription &entry, const StepBuffers &buffers, void *tokens,
+                      int32_t *position, std::vector<float> &logits);
 
   ProgramDescription description_;
   PackedEntry train_, eval_, sample_ = nullptr, sampleStep_ = nullptr;
