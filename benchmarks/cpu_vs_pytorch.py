@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """stepc vs PyTorch on the CPU: the same model, batch and thread count, measured in one run.
 
-For each model (models/byte_lm.mlir --config=small, models/byte_lm.mlir) and recipe (plain:
+For each model (models/byte_lm_residual.mlir --config=small, models/byte_lm_residual.mlir) and recipe (plain:
 AdamW and its schedule, SAM and clipping off on both sides; model: the model's step.config,
 adaptive SAM + AGC + AdamW) this runs, each in its own subprocess so that peak RSS is per side:
   * PyTorch, the model as a PyTorch user writes it, in the natural forms (a user picks the
@@ -34,8 +34,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPC = os.path.join(REPO, "bazel-bin", "compiler", "Driver", "stepc")
 MODELS = {
     # name -> stepc's model arguments: the file and the configuration (models are written once)
-    "byte_lm_small": [os.path.join(REPO, "models", "byte_lm.mlir"), "--config=small"],
-    "byte_lm": [os.path.join(REPO, "models", "byte_lm.mlir")],
+    "byte_lm_residual_small": [os.path.join(REPO, "models", "byte_lm_residual.mlir"), "--config=small"],
+    "byte_lm_residual": [os.path.join(REPO, "models", "byte_lm_residual.mlir")],
 }
 
 
@@ -446,7 +446,7 @@ def fmt(v, spec=".1f"):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", default="both", choices=["byte_lm_small", "byte_lm", "both"])
+    p.add_argument("--model", default="both", choices=["byte_lm_residual_small", "byte_lm_residual", "both"])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=5, help="measured steps per side (after warm-up)")
     p.add_argument("--warmup", type=int, default=1, help="steps run first and not measured")
@@ -491,7 +491,7 @@ def main():
         if r not in RECIPES:
             raise SystemExit(f"--recipes: unknown recipe '{r}' (expected plain or model)")
     ensure_deps(need_torch=any(s in TORCH_SIDES for s in sides))
-    models = ["byte_lm_small", "byte_lm"] if a.model == "both" else [a.model]
+    models = ["byte_lm_residual_small", "byte_lm_residual"] if a.model == "both" else [a.model]
     workdir = a.workdir or tempfile.mkdtemp(prefix="stepc_bench_")
     os.makedirs(workdir, exist_ok=True)
     print(f"threads={a.threads} steps={a.steps} warmup={a.warmup} workdir={workdir}")

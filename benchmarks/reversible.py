@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Reversible vs checkpointed layers: memory, step time and the gradient error of rebuilding.
 
-models/byte_lm_reversible.mlir marks its MomentumNet repeat `reversible`: the backward rebuilds
+models/byte_lm.mlir marks its MomentumNet repeat `reversible`: the backward rebuilds
 each layer's inputs from its outputs (x = (x' - (1 - beta) a') / beta, a = a' - f(x)) and stores
 nothing per layer. The same file with the keyword removed is the same function differentiated
 the default way: each layer's input and its weight GEMMs' outputs are saved ("checkpointed").
@@ -31,7 +31,7 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPC = os.path.join(REPO, "bazel-bin", "compiler", "Driver", "stepc")
-MODEL = os.path.join(REPO, "models", "byte_lm_reversible.mlir")
+MODEL = os.path.join(REPO, "models", "byte_lm.mlir")
 
 
 def read_safetensors(path):
@@ -66,6 +66,7 @@ def peak_rss_run(cmd, env):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default=MODEL)
     ap.add_argument("--config", default="small")
     ap.add_argument("--depths", default="8,64,256")
     ap.add_argument("--precisions", default="f32,bf16")
@@ -84,12 +85,12 @@ def main():
             # The checkpointed twin: the model stage (momentum(beta) written out as its
             # coupling) without the `reversible` keyword.
             stored = os.path.join(tmp, f"checkpointed_{precision}_{depth}.mlir")
-            dump = run([STEPC, "compile", MODEL, f"--config={args.config}", f"--dim=depth={depth}",
+            dump = run([STEPC, "compile", args.model, f"--config={args.config}", f"--dim=depth={depth}",
                         "--emit=model"], env).stdout
             with open(stored, "w") as g:
-                g.write(dump.replace(") reversible {", ") {"))
+                g.write(re.sub(r"\) reversible( attributes \{[^}]*\})? \{", ") {", dump))
             exes = {}
-            for way, model in (("reversible", MODEL), ("checkpointed", stored)):
+            for way, model in (("reversible", args.model), ("checkpointed", stored)):
                 mflags = flags if way == "reversible" else flags[2:]
                 plan = run([STEPC, "compile", model, *mflags, "--emit=plan"], env).stdout
                 r[way + "_arena_mib"] = int(re.search(r"arena_bytes = (\d+)", plan).group(1)) / 2**20

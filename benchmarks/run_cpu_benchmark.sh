@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # stepc vs PyTorch on the CPU (same model, batch, threads; one run). Flags go to
-# benchmarks/cpu_vs_pytorch.py: --model byte_lm_small|byte_lm|both --threads T --steps N
+# benchmarks/cpu_vs_pytorch.py: --model byte_lm_residual_small|byte_lm_residual|both --threads T --steps N
 # --warmup W --stepc-timeout SEC --sides eager,traced,stepc --json FILE
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

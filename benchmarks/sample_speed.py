@@ -1,14 +1,14 @@
 #!/usr/bin/python3
 """Generation speed of a stepc executable, incrementally and recomputing the whole window.
 
-`NAME sample` feeds one position per token when the model carries @sample_step (byte_lm: its
+`NAME sample` feeds one position per token when the model carries @sample_step (byte_lm_residual: its
 causal convolutions' and running sums' state), or recomputes the whole window for each token
 (`--full-window`, and every model whose ops mix positions, e.g. attention). This benchmark
 compiles the model, trains it briefly (so the logits are not flat and the token comparison
 means something), then runs both ways alternately, `--repeats` times each, and prints the median
 tokens/s of each, their ratio, and whether both produced the same text (they must).
 
-  benchmarks/sample_speed.py                          # byte_lm_small, 400 tokens, 5 pairs
+  benchmarks/sample_speed.py                          # byte_lm_residual_small, 400 tokens, 5 pairs
   benchmarks/sample_speed.py --tokens 1000 --samples 16 --threads 2
 
 The environment is the same for both ways (one executable); OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE
@@ -25,16 +25,16 @@ import tempfile
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPC = os.path.join(REPO, "bazel-bin", "compiler", "Driver", "stepc")
 MODELS = {
-    "byte_lm_small": [os.path.join(REPO, "models", "byte_lm.mlir"), "--config=small"],
-    "byte_lm_tiny": [os.path.join(REPO, "models", "byte_lm.mlir"), "--config=tiny"],
-    "byte_lm": [os.path.join(REPO, "models", "byte_lm.mlir")],
+    "byte_lm_residual_small": [os.path.join(REPO, "models", "byte_lm_residual.mlir"), "--config=small"],
+    "byte_lm_residual_tiny": [os.path.join(REPO, "models", "byte_lm_residual.mlir"), "--config=tiny"],
+    "byte_lm_residual": [os.path.join(REPO, "models", "byte_lm_residual.mlir")],
 }
 RATE = re.compile(r"\(([0-9.]+) tokens/s; (.*)\)$")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", default="byte_lm_small", choices=sorted(MODELS))
+    ap.add_argument("--model", default="byte_lm_residual_small", choices=sorted(MODELS))
     ap.add_argument("--tokens", type=int, default=400)
     ap.add_argument("--samples", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: build stepc, compile the default model (models/byte_lm_reversible.mlir at its
+# The main job: build stepc, compile the default model (models/byte_lm.mlir at its
 # `small` configuration: HomebrewNLP's small byte-level LM as it trains it, a reversible
 # MomentumNet) to a native training executable, and train it on the built-in corpus, showing the
 # loss fall.
@@ -10,7 +10,7 @@ cd "$repo"
 tools/setup.sh
 tools/bazel.sh build //compiler/Driver:stepc //compiler/Driver:stepc-opt
 stepc=./bazel-bin/compiler/Driver/stepc
-model="${1:-models/byte_lm_reversible.mlir}"
+model="${1:-models/byte_lm.mlir}"
 steps="${2:-100}"
 config="${3-}"
 [[ $# -eq 0 ]] && config=small

@@ -1,6 +1,7 @@
 //===- ForwardClone.cpp - the model's forward graph as plain values ------===//
 #include "compiler/Training/ForwardClone.h"
 
+#include "dialects/step/IR/ReversibleCoupling.h"
 #include "dialects/step/IR/ShapeRules.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -132,8 +133,17 @@ class ForwardEmitter {
     // count / segment segments, each an inner reversible repeat of `segment` layers. The outer
     // one is differentiated the usual way, so the backward keeps each segment's input (the
     // streams, not the layers' activations) and rebuilds layers only within a segment: the
-    // rounding of a rebuild grows about 1.5x per layer in byte_lm (f32: 1e-5 relative after 8
-    // layers, garbage after 64), so a segment bounds it.
+    // rounding of a rebuild grows about 1.4x per layer in byte_lm_residual (f32: 1e-5 relative after 8
+    // layers, garbage after 64; f64 streams: garbage after 256), so a segment bounds it.
+    // `streams = f64`: the carried streams enter widened (and leave rounded back, below).
+    auto wide = repeat->getAttrOfType<mlir::TypeAttr>("streams");
+    llvm::SmallVector<mlir::Type> narrowTypes;
+    for (mlir::Value &init : inits) {
+      narrowTypes.push_back(init.getType());
+      auto t = llvm::cast<mlir::RankedTensorType>(init.getType());
+      if (wide && t.getElementType() != wide.getValue())
+        init = emitCast(repeat.getLoc(), init, wide.getValue(), emitted);
+    }
     int64_t count = repeat.getCount(), segment = count;
     mlir::Operation *outer = nullptr;
     if (repeat.getReversible() && repeat.getStackedResults().empty()) {
@@ -150,8 +160,10 @@ class ForwardEmitter {
           if (emitted) emitted->push_back(reshape);
           segmented.push_back(reshape);
         }
+        llvm::SmallVector<mlir::Type> carried;
+        for (mlir::Value v : inits) carried.push_back(v.getType());
         auto segments = b.create<step::RepeatOp>(
-            repeat.getLoc(), repeat.getResultTypes(), b.getStringAttr(repeat.getName() + "_segments"),
+            repeat.getLoc(), carried, b.getStringAttr(repeat.getName() + "_segments"),
             b.getI64IntegerAttr(count / segment), inits, segmented, mlir::UnitAttr(), mlir::UnitAttr());
         mlir::Block *body = b.createBlock(&segments.getBody());
         inits.clear();
@@ -168,6 +180,9 @@ class ForwardEmitter {
     auto clone = b.create<step::RepeatOp>(repeat.getLoc(), repeat.getResultTypes(),
                                           repeat.getNameAttr(), b.getI64IntegerAttr(segment), inits,
                                           xs, repeat.getReverseAttr(), repeat.getReversibleAttr());
+    // What --memory-budget chose for it (compiler/Codegen/MemoryBudget.h), for autodiff.
+    for (llvm::StringRef name : {"step.saved_gemms", "step.memory_choice"})
+      if (mlir::Attribute a = repeat->getAttr(name)) clone->setAttr(name, a);
     mlir::Block &src = repeat.getBody().front();
     mlir::Block *body = b.createBlock(&clone.getBody());
     for (auto [i, arg] : llvm::enumerate(src.getArguments())) {
@@ -180,6 +195,15 @@ class ForwardEmitter {
       }
       map.map(arg, body->addArgument(type, arg.getLoc()));
     }
+    // The cell reads the wide streams rounded to their own type.
+    llvm::SmallVector<mlir::Value> wideArgs;
+    if (wide)
+      for (size_t i = 0; i < inits.size(); ++i) {
+        mlir::Value arg = body->getArgument(i);
+        wideArgs.push_back(arg);
+        if (arg.getType() != narrowTypes[i])
+          map.map(src.getArgument(i), emitCast(repeat.getLoc(), arg, narrowType(narrowTypes[i]), nullptr));
+      }
     llvm::DenseMap<mlir::Operation *, mlir::Value> inner(params);
     for (step::ParamOp p : layerParams) {
       auto stacked = llvm::cast<mlir::RankedTensorType>(params.lookup(p).getType());
@@ -201,6 +225,7 @@ class ForwardEmitter {
     mlir::LogicalResult emittedBody = emitBlock(src, map, inner, nullptr);
     step = outerStream;
     if (failed(emittedBody)) return mlir::failure();
+    if (wide && failed(widenCoupling(repeat, wideArgs, map))) return mlir::failure();
     llvm::SmallVector<mlir::Value> yielded;
     for (mlir::Value v : src.getTerminator()->getOperands()) yielded.push_back(map.lookupOrDefault(v));
     b.create<step::YieldOp>(repeat.getLoc(), yielded);
@@ -219,21 +244,94 @@ class ForwardEmitter {
     if (outer) {
       b.create<step::YieldOp>(repeat.getLoc(), clone.getResults());
       b.setInsertionPointAfter(outer);
-      for (auto [from, to] : llvm::zip(repeat.getResults(), outer->getResults())) map.map(from, to);
-      if (emitted) emitted->push_back(outer);
-      return mlir::success();
     }
-    for (auto [from, to] : llvm::zip(repeat.getResults(), clone.getResults())) map.map(from, to);
-    if (emitted) emitted->push_back(clone);
+    mlir::Operation *emittedRepeat = outer ? outer : clone.getOperation();
+    if (emitted) emitted->push_back(emittedRepeat);
+    for (auto [i, from] : llvm::enumerate(repeat.getResults())) {
+      mlir::Value to = emittedRepeat->getResult(i);
+      if (i < narrowTypes.size() && to.getType() != narrowTypes[i])
+        to = emitCast(repeat.getLoc(), to, narrowType(narrowTypes[i]), emitted);
+      map.map(from, to);
+    }
+    return mlir::success();
+  }
+
+  static mlir::Type narrowType(mlir::Type t) {
+    return llvm::cast<mlir::RankedTensorType>(t).getElementType();
+  }
+
+  mlir::Value emitCast(mlir::Location loc, mlir::Value v, mlir::Type element,
+                       llvm::SmallVectorImpl<mlir::Operation *> *emitted) {
+    auto t = llvm::cast<mlir::RankedTensorType>(v.getType());
+    auto cast = b.create<step::CastOp>(loc, mlir::RankedTensorType::get(t.getShape(), element), v,
+                                       mlir::TypeAttr::get(element));
+    if (emitted) emitted->push_back(cast);
+    return cast;
+  }
+
+  // The body was emitted in the streams' own type; redo each carried output's coupling
+  // y = x (* c) + g in the wide type, from the wide input and g widened. The cell's other uses
+  // of y (MomentumNet's x' reads a') read it rounded, so every g is a function of the rounded
+  // outputs and the layer's other inputs: the forward and the backward's rebuild compute it
+  // alike, and only the wide adds and scalings round, at 2^-53 instead of 2^-24.
+  mlir::LogicalResult widenCoupling(step::RepeatOp repeat, llvm::ArrayRef<mlir::Value> wideArgs,
+                                    mlir::IRMapping &map) {
+    std::string why;
+    auto coupling = step::deriveCouplingInverse(repeat, why);
+    if (failed(coupling))
+      return repeat.emitOpError() << "cannot hold its streams wide: " << why;
+    auto yield = llvm::cast<step::YieldOp>(repeat.getBody().front().getTerminator());
+    mlir::OpBuilder::InsertionGuard guard(b);
+    for (const step::CouplingStep &form : *coupling) {
+      mlir::Value srcY = yield.getValues()[form.slot];
+      mlir::Value narrowY = map.lookup(srcY);
+      mlir::Operation *narrowAdd = narrowY.getDefiningOp();
+      mlir::Location loc = narrowAdd->getLoc();
+      mlir::Value x = wideArgs[form.slot];
+      mlir::Type element = narrowType(x.getType());
+      b.setInsertionPointAfter(narrowAdd);
+      if (form.scale) {
+        auto dense = llvm::cast<mlir::DenseElementsAttr>(
+            form.scale.getDefiningOp<step::ConstantOp>().getValue());
+        auto type = mlir::RankedTensorType::get(
+            llvm::cast<mlir::ShapedType>(dense.getType()).getShape(), element);
+        double c = llvm::cast<mlir::FloatAttr>(dense.getSplatValue<mlir::Attribute>()).getValueAsDouble();
+        mlir::Value scale = b.create<step::ConstantOp>(
+            loc, type, mlir::DenseElementsAttr::get(type, b.getFloatAttr(element, c)));
+        x = b.create<step::MulOp>(loc, x.getType(), x, scale);
+      }
+      mlir::Value g = map.lookup(form.g);
+      if (g.getType() != x.getType()) g = emitCast(loc, g, element, nullptr);
+      mlir::Value y = b.create<step::AddOp>(loc, x.getType(), x, g);
+      mlir::Value rounded = emitCast(loc, y, narrowType(narrowY.getType()), nullptr);
+      narrowY.replaceAllUsesWith(rounded);
+      map.map(srcY, y);
+      // The narrow coupling (the add and its scaling) is dead now.
+      llvm::SmallVector<mlir::Operation *> dead{narrowAdd};
+      while (!dead.empty()) {
+        mlir::Operation *op = dead.pop_back_val();
+        if (!op->use_empty() || !llvm::isa<step::AddOp, step::MulOp, step::ConstantOp>(op)) continue;
+        llvm::SmallVector<mlir::Value> operands(op->getOperands());
+        op->erase();
+        for (mlir::Value v : operands)
+          if (mlir::Operation *d = v.getDefiningOp();
+              d && d->getBlock() == y.getParentBlock() && !llvm::is_contained(dead, d))
+            dead.push_back(d);
+      }
+    }
     return mlir::success();
   }
 
   // The layers per segment of a reversible repeat: its `segment` attribute, else the largest
-  // divisor of the count up to kReversibleSegment (the count itself: rebuild every layer).
+  // divisor of the count up to kReversibleSegment, or kWideReversibleSegment with wide streams
+  // (the count itself: rebuild every layer). benchmarks/reversible.py, byte_lm_residual_small at depth
+  // 64: f32 streams give a gradient error of 6e-5 in segments of 8; f64 streams 2e-6 in
+  // segments of 8 or 16, but 3e-4 (at some parameters) in segments of 32, and 6e-4 unsegmented.
   static constexpr int64_t kReversibleSegment = 8;
+  static constexpr int64_t kWideReversibleSegment = 16;
   static int64_t reversibleSegment(step::RepeatOp repeat) {
     int64_t count = repeat.getCount();
-    int64_t limit = kReversibleSegment;
+    int64_t limit = repeat->hasAttr("streams") ? kWideReversibleSegment : kReversibleSegment;
     if (auto attr = repeat->getAttrOfType<mlir::IntegerAttr>("segment")) limit = attr.getInt();
     if (limit <= 0 || limit >= count) return count;
     for (int64_t d = limit; d > 1; --d)

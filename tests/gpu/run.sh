@@ -9,10 +9,10 @@
 #    every parameter within atol 1e-4 + rtol 1e-3. Both are float32; they differ in summation
 #    order (cuBLASLt against OpenBLAS, block reductions in 256 strided partials against
 #    in-order vectorised loops), which after 3 Adam steps stays well inside that.
-#    tiny_gpt2_bf16 and tiny_byte_lm_bf16 (--precision=bf16) the same way, each CUDA step
+#    tiny_gpt2_bf16 and tiny_byte_lm_residual_bf16 (--precision=bf16) the same way, each CUDA step
 #    against its CPU step.
-# 2. byte_lm and gpt2_124m: the median step time of steps 2-6 on the GPU, tokens/s, and MFU
-#    against the FP32 peak (H200: 67 TFLOP/s; FP32 GEMMs on cuBLASLt); byte_lm_bf16 and
+# 2. byte_lm_residual and gpt2_124m: the median step time of steps 2-6 on the GPU, tokens/s, and MFU
+#    against the FP32 peak (H200: 67 TFLOP/s; FP32 GEMMs on cuBLASLt); byte_lm_residual_bf16 and
 #    gpt2_124m_bf16 against the dense BF16 peak (989 TFLOP/s; bf16 GEMMs on the tensor cores),
 #    and the measured step beside the compiler's roofline prediction (`info`: predicted CUDA
 #    step, tests/lit/compiler/Codegen/LLVMGPU/predict_step_time.test).
@@ -35,7 +35,7 @@ if [[ $gpu == "gpu none"* ]]; then
 fi
 echo "$gpu"
 passed=0 failed=0
-for m in tiny_mlp tiny_byte_lm tiny_gpt2 tiny_gpt2_bf16 tiny_byte_lm_bf16; do
+for m in tiny_mlp tiny_byte_lm_residual tiny_gpt2 tiny_gpt2_bf16 tiny_byte_lm_residual_bf16; do
   for dev in cpu cuda; do
     "$work/$m" train --steps 3 --device $dev --metrics "$work/$m.$dev.jsonl" \
       --save-params "$work/$m.$dev.st" > "$work/$m.$dev.log" 2>&1
@@ -48,7 +48,7 @@ for m in tiny_mlp tiny_byte_lm tiny_gpt2 tiny_gpt2_bf16 tiny_byte_lm_bf16; do
     failed=$((failed + 1)); tail -5 "$work/$m.cuda.log"
   fi
 done
-for m in byte_lm gpt2_124m byte_lm_bf16 gpt2_124m_bf16; do
+for m in byte_lm_residual gpt2_124m byte_lm_residual_bf16 gpt2_124m_bf16; do
   peak=67e12 peakName="67 TFLOP/s FP32"
   [[ $m == *_bf16 ]] && peak=989e12 peakName="989 TFLOP/s dense BF16"
   if "$work/$m" train --steps 6 --device cuda --metrics "$work/$m.jsonl" > "$work/$m.log" 2>&1; then

@@ -39,7 +39,7 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # The lit tree's root, for tests that read another test's cases (it mirrors the source tree).
 config.substitutions.append(("%tests", config.test_source_root))
-# The zoo by name (tiny/gpt2, byte_lm_small, ...): `$(%zoo NAME)` is the model file and its
+# The zoo by name (tiny/gpt2, byte_lm_residual_small, ...): `$(%zoo NAME)` is the model file and its
 # --config; `%zoo --all` lists the names.
 config.substitutions.append(("%zoo", "sh " + os.path.join(config.test_source_root, "Inputs", "zoo.sh")))
 

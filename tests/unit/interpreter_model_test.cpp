@@ -185,7 +185,7 @@ TEST_F(ModelLoss, StepFuncCallsRunTheFunctionBody) {
 // A byte LM cell stack (embedding, repeat with conv1d and cumsum, zero head): with a zero
 // head every logit is 0, so the loss is exactly log(256) whatever the layers compute.
 const char *kByteLm = R"(
-step.model @byte_lm_mini dims(B = 2, S = 8, F = 8, K = 3, depth = 2) {
+step.model @byte_lm_residual_mini dims(B = 2, S = 8, F = 8, K = 3, depth = 2) {
   %tokens, %targets = step.input "bytes" [B, S] i32 = token_stream(vocab = 256)
   %table = step.param "embedding" [256, F] f32 = orthogonal(gain = 0.70710678)
   %x = step.embedding %table, %tokens

@@ -12,7 +12,7 @@
 // The kernel computing an update gets a tensor.empty of its own first: a shared one would be
 // replaced by the first destination for every user (upstream's elimination rewrites the
 // value, not the use). Only those: giving every tensor.empty one use makes one-shot
-// bufferization allocate far more (byte_lm_small's arena grew from 108 to 172 MB). A
+// bufferization allocate far more (byte_lm_residual_small's arena grew from 108 to 172 MB). A
 // shared zero fill (CSE merges the zero-initialised outputs of GEMMs of one shape) makes every
 // user but one write out of place: a copy of zeros, then a GEMM that accumulates onto them;
 // with a fill of its own per user, each GEMM overwrites its output instead (beta = 0, see

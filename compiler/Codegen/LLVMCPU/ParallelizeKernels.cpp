@@ -9,7 +9,7 @@
 // range.
 //
 // A cumsum's scan kernel (ScanLoop.h) has no forall: its loop is first split over the state's
-// first non-axis dimension (the batch, for byte_lm: 16 scans of its columns), which then runs
+// first non-axis dimension (the batch, for byte_lm_residual: 16 scans of its columns), which then runs
 // the same way.
 //
 // Why a range and not one call per iteration: the kernel's code stays exactly what LLVM

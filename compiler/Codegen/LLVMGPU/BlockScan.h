@@ -2,11 +2,11 @@
 //
 // Part of --step-kernels-to-gpu (KernelsToGpu.cpp). A cumsum is one scan kernel (its loop,
 // outlined whole: `state += x[..., s, ...]; y[..., s, ...] = state` for s along the axis).
-// Giving each GPU thread one column's whole sequential scan leaves the GPU mostly idle (byte_lm:
+// Giving each GPU thread one column's whole sequential scan leaves the GPU mostly idle (byte_lm_residual:
 // 8192 columns, 256 steps each). Here a block of 32 warps takes 32 columns and splits the axis
 // into 32 segments, a warp per segment and a lane per column (a warp reads 32 consecutive
 // floats when the axis is not the innermost dimension and the innermost one has 32 or more
-// columns, as in byte_lm's cumsum over the sequence; a cumsum over the last axis reads with
+// columns, as in byte_lm_residual's cumsum over the sequence; a cumsum over the last axis reads with
 // a stride):
 //   1. each thread sums its segment of its column; the totals go to a 32 x 33 workgroup
 //      buffer (padded against bank conflicts); barrier;

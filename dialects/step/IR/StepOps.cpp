@@ -246,7 +246,7 @@ mlir::ParseResult ModelOp::parse(mlir::OpAsmParser &parser, mlir::OperationState
     dims.push_back(b.getNamedAttr(dim.name, b.getI64IntegerAttr(dim.value)));
   }
   if (!declared.empty()) result.addAttribute("dims", b.getDictionaryAttr(dims));
-  // A configuration names the model it makes: @byte_lm with --config=tiny is @byte_lm_tiny (the
+  // A configuration names the model it makes: @byte_lm_residual with --config=tiny is @byte_lm_residual_tiny (the
   // executable's default name, the checkpoints' fingerprint).
   if (!getModelConfig().empty())
     result.attributes.set(mlir::SymbolTable::getSymbolAttrName(),
@@ -728,8 +728,17 @@ mlir::ParseResult RepeatOp::parse(mlir::OpAsmParser &parser, mlir::OperationStat
   if (succeeded(parser.parseOptionalKeyword("momentum"))) {
     double beta = 0;
     if (parser.parseLParen() || parser.parseKeyword("beta") || parser.parseEqual() ||
-        parser.parseFloat(beta) || parser.parseRParen())
+        parser.parseFloat(beta))
       return mlir::failure();
+    // `, streams = f64`: the carried streams and their coupling in a wider float (see `streams`
+    // in StepOps.td), the cell still in the streams' own type.
+    if (succeeded(parser.parseOptionalComma())) {
+      mlir::Type streams;
+      if (parser.parseKeyword("streams") || parser.parseEqual() || parser.parseType(streams))
+        return mlir::failure();
+      result.addAttribute("streams", mlir::TypeAttr::get(streams));
+    }
+    if (parser.parseRParen()) return mlir::failure();
     if (!(beta > 0 && beta < 1)) {
       char text[32];
       std::snprintf(text, sizeof text, "%g", beta);
@@ -758,7 +767,7 @@ mlir::ParseResult RepeatOp::parse(mlir::OpAsmParser &parser, mlir::OperationStat
   }
   RepeatOp::ensureTerminator(*body, b, result.location);
   if (momentum) {
-    // revlib's momentum_net, in the coordinates that need no beta^-i (models/byte_lm_reversible.mlir
+    // revlib's momentum_net, in the coordinates that need no beta^-i (models/byte_lm.mlir
     // derives it): a' = a + f(x), x' = beta * x + (1 - beta) * a'. The cell yields f(x).
     auto yield = llvm::cast<YieldOp>(body->front().getTerminator());
     mlir::Type stream = initTypes[0];
@@ -874,6 +883,29 @@ mlir::LogicalResult RepeatOp::verifyRegions() {
     std::string why;
     if (failed(deriveCouplingInverse(*this, why)))
       return emitOpError() << "is reversible, but its layer cannot be inverted: " << why;
+  }
+  if (mlir::Attribute streams = (*this)->getAttr("streams")) {
+    auto type = llvm::dyn_cast<mlir::TypeAttr>(streams);
+    auto wide = type ? llvm::dyn_cast<mlir::FloatType>(type.getValue()) : mlir::FloatType();
+    if (!wide)
+      return emitOpError() << "takes `streams` (the float type its carried streams and their "
+                              "coupling are held in) as a float type, found "
+                           << streams;
+    for (mlir::Value init : getInits()) {
+      auto element = llvm::dyn_cast<mlir::FloatType>(
+          llvm::cast<mlir::ShapedType>(init.getType()).getElementType());
+      if (!element || element.getWidth() > wide.getWidth())
+        return emitOpError() << "holds its carried streams in " << wide
+                             << ", which must be a float type at least as wide as each of them, "
+                                "found a carried "
+                             << init.getType();
+    }
+    std::string why;
+    if (failed(deriveCouplingInverse(*this, why)))
+      return emitOpError() << "holds its streams in " << wide
+                           << ", which needs each carried output to be a coupling x + g or "
+                              "x * c + g, but: "
+                           << why;
   }
   return mlir::success();
 }

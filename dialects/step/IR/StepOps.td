@@ -174,14 +174,27 @@ def Step_RepeatOp : Step_Op<"repeat", [SingleBlockImplicitTerminator<"YieldOp">,
 
     `reversible` makes the backward rebuild each layer's carried inputs from its outputs
     instead of storing them, so activation memory does not grow with depth (one more forward
-    per layer in the backward). Rebuilding compounds rounding (about 1.5x per byte_lm layer),
+    per layer in the backward). Rebuilding compounds rounding (about 1.5x per byte_lm_residual layer),
     so the layers run in segments of `segment` (an attribute; default the largest divisor of
     the count up to 8): the backward keeps each segment's input and rebuilds only within it,
     recomputing the segment's forward once more. `attributes {segment = 0}` rebuilds through
-    the whole depth: memory flat, error growing with depth. The layer must be an additive coupling: each carried output
+    the whole depth: memory flat, error growing with depth.
+
+    `attributes {streams = f64}` (or `momentum(beta = B, streams = f64)`) holds the carried
+    streams and the coupling's adds and scalings in f64 while the cell still computes in the
+    streams' own type (it reads them rounded, its g is widened): the rebuild then recovers the
+    cell's inputs to about 1e-16 instead of 1e-7, so they round back to the forward's bits and
+    the error stays negligible over segments of 16 layers (the default segment then). The
+    coupling's terms g are computed from the narrow outputs, the same in the forward and the
+    rebuild, so the wide coupling stays exactly a coupling. It needs the coupling form below,
+    reversible or not (a stored twin computes the same function).
+
+    The layer must be an additive coupling: each carried output
     `x + g` or `x * c + g` (c a nonzero scalar constant) with `g` free of that `x`, solvable
     one slot after another (ReversibleCoupling.h); the verifier says where it is not. A
     MomentumNet layer (revlib's momentum_net, velocity `a`, stream `x`, momentum beta):
+
+    `momentum(beta = B)` writes exactly this coupling around a body that yields f(x).
 
     ```mlir
     %a_out, %x_out = step.repeat "cell" depth (%a = %a0, %x = %x0) reversible {

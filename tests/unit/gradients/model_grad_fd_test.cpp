@@ -1,4 +1,4 @@
-// Whole-model gradients of the tiny mlp and the tiny byte_lm against central finite differences,
+// Whole-model gradients of the tiny mlp and the tiny byte_lm_residual against central finite differences,
 // in float64.
 //
 // The model text is each zoo model at --config=tiny (models/*.mlir), embedded as parsed, with every f32 made f64 at run time so
@@ -17,7 +17,7 @@
 // below rtol (largest seen 6e-8 relative, an embedding element). A wrong VJP anywhere in the
 // model gives errors of the order of the gradient itself (1e-5 .. 1).
 //
-// byte_lm's head is zero-initialised, so at the initial parameters every gradient but the
+// byte_lm_residual's head is zero-initialised, so at the initial parameters every gradient but the
 // head's is exactly zero (the logits do not depend on them). That case is checked as is, and a
 // second case replaces the head by small random values so that gradients reach every parameter.
 // TripleNorm has no epsilon; initModelParams gives non-degenerate activations.
@@ -75,9 +75,9 @@ step.model @mlp_tiny dims(B = 8, D = 8, H = 16, C = 4) {
 }
 )";
 
-// models/byte_lm.mlir --config=tiny.
+// models/byte_lm_residual.mlir --config=tiny.
 const char *kByteLmTiny = R"(
-step.model @byte_lm_tiny dims(B = 2, S = 16, F = 16, I = 8, K = 3, depth = 2) {
+step.model @byte_lm_residual_tiny dims(B = 2, S = 16, F = 16, I = 8, K = 3, depth = 2) {
   %tokens, %targets = step.input "bytes" [B, S] i32 = token_stream(vocab = 256)
   %table = step.param "embedding" [256, F] f32 = orthogonal(gain = 0.70710678)
   %x = step.embedding %table, %tokens                        // [B, S, F]
@@ -139,7 +139,7 @@ step.model @byte_lm_tiny dims(B = 2, S = 16, F = 16, I = 8, K = 3, depth = 2) {
 }
 )";
 
-// models/byte_lm_reversible.mlir --config=tiny, from the same cell: a MomentumNet over two
+// models/byte_lm.mlir --config=tiny, from the same cell: a MomentumNet over two
 // streams of width F (`reversible`, or with `stored` the same layers differentiated the usual
 // way, storing each layer's inputs).
 std::string byteLmReversibleTiny(bool reversible, int depth = 2, const char *attributes = "") {
@@ -149,7 +149,7 @@ std::string byteLmReversibleTiny(bool reversible, int depth = 2, const char *att
     EXPECT_NE(at, std::string::npos) << from;
     if (at != std::string::npos) text.replace(at, from.size(), to);
   };
-  replace("@byte_lm_tiny", reversible ? "@byte_lm_reversible_tiny" : "@byte_lm_stored_tiny");
+  replace("@byte_lm_residual_tiny", reversible ? "@byte_lm_tiny" : "@byte_lm_stored_tiny");
   replace("depth = 2)", "depth = " + std::to_string(depth) + ")");
   replace(R"(%table = step.param "embedding" [256, F] f32 = orthogonal(gain = 0.70710678)
   %x = step.embedding %table, %tokens                        // [B, S, F])",
@@ -302,7 +302,7 @@ TEST(ModelGradFd, MlpTiny) {
 TEST(ModelGradFd, ByteLmTinyAtInitialParams) {
   // The head starts at zero: only its gradient is non-zero, and the FD check confirms the rest
   // are zero too.
-  Summary s = checkModel(kByteLmTiny, [](Params &) {}, "byte_lm_tiny_init");
+  Summary s = checkModel(kByteLmTiny, [](Params &) {}, "byte_lm_residual_tiny_init");
   EXPECT_TRUE(s.nonzeroGradient["head"]);
 }
 
@@ -313,7 +313,7 @@ TEST(ModelGradFd, ByteLmTinyWithRandomHead) {
         Rng rng(7);
         for (double &v : params.at("head").data) v = rng.uniform(-0.2, 0.2);
       },
-      "byte_lm_tiny_random_head");
+      "byte_lm_residual_tiny_random_head");
   for (const char *p : {"embedding", "cell.w0", "cell.w1", "cell.w2", "head"})
     EXPECT_TRUE(s.nonzeroGradient[p]) << p;
 }
@@ -327,7 +327,7 @@ TEST(ModelGradFd, ByteLmReversibleTinyWithRandomHead) {
         Rng rng(7);
         for (double &v : params.at("head").data) v = rng.uniform(-0.2, 0.2);
       },
-      "byte_lm_reversible_tiny_random_head");
+      "byte_lm_tiny_random_head");
   for (const char *p : {"embedding", "cell.w0", "cell.w1", "cell.w2", "head"})
     EXPECT_TRUE(s.nonzeroGradient[p]) << p;
 }

@@ -48,7 +48,7 @@ struct ModelState {
 
 CheckpointInfo sampleInfo(uint64_t step = 1234) {
   CheckpointInfo info;
-  info.fingerprint = "byte_lm:3f2a9c";
+  info.fingerprint = "byte_lm_residual:3f2a9c";
   info.step = step;
   info.seed = UINT64_MAX;
   info.data = {9, step + 1, "bytes:1000:crc32c=0123abcd"};
@@ -60,7 +60,7 @@ void writeOk(const std::string &path, ModelState &state, const CheckpointInfo &i
   ASSERT_TRUE(status.ok()) << status.message();
 }
 
-std::string readError(const std::string &path, const std::string &fingerprint = "byte_lm:3f2a9c") {
+std::string readError(const std::string &path, const std::string &fingerprint = "byte_lm_residual:3f2a9c") {
   ModelState into(0);
   ModelState untouched(0);
   CheckpointInfo info;
@@ -79,10 +79,10 @@ TEST(Checkpoint, RoundTripsTensorsAndInfo) {
   writeOk(tmp.path("ckpt"), saved, sampleInfo());
   ModelState loaded(0.0f);
   CheckpointInfo info;
-  Status status = readCheckpoint(tmp.path("ckpt"), "byte_lm:3f2a9c", loaded.tensors(), info);
+  Status status = readCheckpoint(tmp.path("ckpt"), "byte_lm_residual:3f2a9c", loaded.tensors(), info);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_TRUE(loaded == saved);
-  EXPECT_EQ(info.fingerprint, "byte_lm:3f2a9c");
+  EXPECT_EQ(info.fingerprint, "byte_lm_residual:3f2a9c");
   EXPECT_EQ(info.step, 1234u);
   EXPECT_EQ(info.seed, UINT64_MAX);
   EXPECT_EQ(info.data.seed, 9u);
@@ -91,7 +91,7 @@ TEST(Checkpoint, RoundTripsTensorsAndInfo) {
   CheckpointInfo only;
   ASSERT_TRUE(readCheckpointInfo(tmp.path("ckpt"), only).ok());
   EXPECT_EQ(only.step, 1234u);
-  EXPECT_EQ(only.fingerprint, "byte_lm:3f2a9c");
+  EXPECT_EQ(only.fingerprint, "byte_lm_residual:3f2a9c");
   EXPECT_EQ(tmp.list(), std::vector<std::string>{"ckpt"});
 }
 
@@ -101,7 +101,7 @@ TEST(Checkpoint, RoundTripsMegabytes) {
   writeOk(tmp.path("big"), saved, sampleInfo());
   ModelState loaded(0.0f, 3 << 18);
   CheckpointInfo info;
-  ASSERT_TRUE(readCheckpoint(tmp.path("big"), "byte_lm:3f2a9c", loaded.tensors(), info).ok());
+  ASSERT_TRUE(readCheckpoint(tmp.path("big"), "byte_lm_residual:3f2a9c", loaded.tensors(), info).ok());
   EXPECT_TRUE(loaded == saved);
 }
 
@@ -123,7 +123,7 @@ TEST(Checkpoint, IsASafetensorsFileWithTheDocumentedNames) {
   const auto &meta = file.metadata();
   EXPECT_EQ(meta.at("stepc.format"), "checkpoint");
   EXPECT_EQ(meta.at("stepc.version"), "1");
-  EXPECT_EQ(meta.at("stepc.fingerprint"), "byte_lm:3f2a9c");
+  EXPECT_EQ(meta.at("stepc.fingerprint"), "byte_lm_residual:3f2a9c");
   EXPECT_EQ(meta.at("stepc.step"), "1234");
   EXPECT_EQ(meta.at("stepc.seed"), "18446744073709551615");
   EXPECT_EQ(meta.at("stepc.data.seed"), "9");
@@ -141,7 +141,7 @@ TEST(Checkpoint, AnotherModelsCheckpointIsRefused) {
   EXPECT_EQ(readError(tmp.path("ckpt"), "gpt2:77"),
             tmp.path("ckpt") +
                 ": checkpoint of another model: its fingerprint is "
-                "'byte_lm:3f2a9c', this model's is 'gpt2:77'");
+                "'byte_lm_residual:3f2a9c', this model's is 'gpt2:77'");
 }
 
 TEST(Checkpoint, TensorsMustMatchTheModel) {
@@ -240,7 +240,7 @@ TEST(Checkpoint, ANewCheckpointReplacesTheOld) {
   writeOk(tmp.path("ckpt"), second, sampleInfo(200));
   ModelState loaded(0.0f);
   CheckpointInfo info;
-  ASSERT_TRUE(readCheckpoint(tmp.path("ckpt"), "byte_lm:3f2a9c", loaded.tensors(), info).ok());
+  ASSERT_TRUE(readCheckpoint(tmp.path("ckpt"), "byte_lm_residual:3f2a9c", loaded.tensors(), info).ok());
   EXPECT_TRUE(loaded == second);
   EXPECT_EQ(info.step, 200u);
   EXPECT_EQ(tmp.list(), std::vector<std::string>{"ckpt"});
@@ -266,7 +266,7 @@ TEST(Checkpoint, AFailedWriteLeavesTheOldCheckpointIntact) {
   EXPECT_EQ(tmp.list(), std::vector<std::string>{"ckpt"});
   ModelState loaded(0.0f);
   CheckpointInfo info;
-  ASSERT_TRUE(readCheckpoint(tmp.path("ckpt"), "byte_lm:3f2a9c", loaded.tensors(), info).ok());
+  ASSERT_TRUE(readCheckpoint(tmp.path("ckpt"), "byte_lm_residual:3f2a9c", loaded.tensors(), info).ok());
   EXPECT_TRUE(loaded == old);
   EXPECT_EQ(info.step, 100u);
 }

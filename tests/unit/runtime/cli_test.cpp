@@ -72,12 +72,12 @@ TEST(Cli, EvalInfoAndHelp) {
   EXPECT_EQ(cl.helpFor, Command::kTrain);
   ASSERT_TRUE(parse({"help", "eval"}, cl).ok());
   EXPECT_EQ(cl.helpFor, Command::kEval);
-  std::string train = usageText("byte_lm", Command::kTrain);
+  std::string train = usageText("byte_lm_residual", Command::kTrain);
   for (const char *flag : {"--data", "--steps", "--seed", "--threads", "--checkpoint-dir",
                            "--checkpoint-every", "--resume", "--metrics", "--init-from",
                            "--save-params"})
     EXPECT_NE(train.find(flag), std::string::npos) << flag;
-  EXPECT_EQ(usageText("byte_lm").rfind("usage: byte_lm COMMAND", 0), 0u);
+  EXPECT_EQ(usageText("byte_lm_residual").rfind("usage: byte_lm_residual COMMAND", 0), 0u);
 }
 
 TEST(Cli, BadCommandLinesNameTheFlagAndWhatWasExpected) {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""PyTorch parity for tiny byte_lm, HomebrewNLP's byte-level LM, with its whole recipe.
+"""PyTorch parity for tiny byte_lm_residual, HomebrewNLP's byte-level LM, with its whole recipe.
 
-An independent PyTorch byte_lm written from the architecture (models/byte_lm.mlir's header
+An independent PyTorch byte_lm_residual written from the architecture (models/byte_lm_residual.mlir's header
 describes it): byte embedding, `depth` residual cells of [1x1 conv F -> 3I, causal running
 mean of the first third, TripleNorm(relu(a)^3 b + c, centred, unit RMS), causal conv K over
 I -> 3I, TripleNorm, 1x1 conv I -> F], a 1x1 head to 256 bytes and the mean byte
@@ -12,7 +12,7 @@ clipping per output column (lambda max(||p||, 1e-3) / max(||g||, 1e-6), capped a
 one-cycle schedule and AdamW with decay 0.01 on every parameter. The formulas are the ones the
 runtime documents (compiler/Training/UpdateRules.h), not read from the compiler.
 
-With --reversible it is models/byte_lm_reversible.mlir instead: the embedding is 2F wide and
+With --reversible it is models/byte_lm.mlir instead: the embedding is 2F wide and
 splits into two streams (a, x); each layer is the same cell f coupled as revlib's MomentumNet,
 a' = a + f(x), x' = 0.9 x + 0.1 a' (with beta and 1 - beta rounded to f32, as the model's
 constants are); the head reads [a, x]. PyTorch differentiates it by storing activations, so

@@ -3,7 +3,7 @@
 // iteration the same scan on its [1, 1, 512] slice (a reverse one reading from the end), and
 // then run as a range of those iterations on the CPU threads like any tiled kernel. A scan
 // over a state with no other dimension longer than 1 stays sequential. (The numbers:
-// compiled_vs_interpreter.test, whose byte_lm has cumsums forwards and in its gradient
+// compiled_vs_interpreter.test, whose byte_lm_residual has cumsums forwards and in its gradient
 // backwards.)
 //
 // RUN: %stepc-opt %s --step-outline-kernels --step-parallelize-kernels --canonicalize | FileCheck %s
