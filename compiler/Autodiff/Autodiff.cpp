@@ -209,10 +209,14 @@ llvm::SmallVector<bool> variedCarriedSlots(step::RepeatOp repeat,
 // spares (FLOPs per output element: 2 x the reduction length), most first, while the stacked
 // outputs of this repeat stay within kSavedProductsBudget. Products of fewer than
 // kMinSavedFlops per element are always recomputed: a reduction that short costs less to redo
-// than its output costs to write, keep and read back. byte_lm keeps its convolutions
+// than its output costs to write, keep and read back. byte_lm_residual keeps its convolutions
 // (2 x 7 x 512 FLOPs per element) and its 512 -> 256 projections but recomputes the 256 -> 1536
-// one; byte_lm_small keeps its convolutions (2 x 11 x 32) and 256 -> 96 projections and
+// one; byte_lm_residual_small keeps its convolutions (2 x 11 x 32) and 256 -> 96 projections and
 // recomputes its 32 -> 256 ones.
+//
+// `stepc compile --memory-budget` replaces that budget: it sets `step.saved_gemms = K` on the
+// repeat (compiler/Codegen/MemoryBudget.h), and the backward keeps the first K candidates in
+// that order, whatever their bytes.
 constexpr double kSavedProductsBudget = 256.0 * (1 << 20);
 constexpr double kMinSavedFlops = 256;
 
@@ -229,36 +233,23 @@ double flopsPerElement(Operation *op) {
 }
 
 llvm::SmallVector<Operation *> savedProducts(step::RepeatOp repeat) {
-  mlir::Block &body = repeat.getBody().front();
-  llvm::SmallVector<Operation *> candidates;
-  for (Operation &op : body.without_terminator()) {
-    if (!llvm::isa<step::MatmulOp, step::Conv1dOp>(op) || op.getNumResults() != 1 ||
-        !isFloatTensor(op.getResult(0).getType()))
-      continue;
-    auto type = llvm::cast<mlir::RankedTensorType>(op.getResult(0).getType());
-    bool perIteration = llvm::any_of(op.getOperands(), [&](Value v) {
-      return v.getParentBlock() == &body;  // a block argument or a value computed in the body
-    });
-    if (perIteration && type.hasStaticShape() && flopsPerElement(&op) >= kMinSavedFlops)
-      candidates.push_back(&op);
-  }
-  llvm::SmallVector<Operation *> byValue(candidates);
-  llvm::stable_sort(byValue, [](Operation *a, Operation *b) {
-    return flopsPerElement(a) > flopsPerElement(b);
-  });
+  llvm::SmallVector<GemmCandidate> byValue = savedGemmCandidates(repeat);
   llvm::DenseSet<Operation *> chosen;
   double bytes = 0;
-  for (Operation *op : byValue) {
-    auto type = llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType());
-    double size = static_cast<double>(repeat.getCount()) * type.getNumElements() *
-                  std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+  auto given = repeat->getAttrOfType<mlir::IntegerAttr>("step.saved_gemms");
+  for (const GemmCandidate &c : byValue) {
+    if (given) {
+      if (static_cast<int64_t>(chosen.size()) < given.getInt()) chosen.insert(c.op);
+      continue;
+    }
+    double size = static_cast<double>(repeat.getCount()) * c.bytesPerLayer;
     if (bytes + size > kSavedProductsBudget) continue;
     bytes += size;
-    chosen.insert(op);
+    chosen.insert(c.op);
   }
   llvm::SmallVector<Operation *> out;  // in body order
-  for (Operation *op : candidates)
-    if (chosen.contains(op)) out.push_back(op);
+  for (Operation &op : repeat.getBody().front())
+    if (chosen.contains(&op)) out.push_back(&op);
   return out;
 }
 
@@ -279,18 +270,23 @@ std::string describeMemory(step::RepeatOp repeat, llvm::ArrayRef<Operation *> pr
   };
   std::string head = "repeat '" + repeat.getName().str() + "' (" +
                      std::to_string(repeat.getCount()) + " iterations): ";
+  std::string why;
+  if (auto choice = repeat->getAttrOfType<mlir::StringAttr>("step.memory_choice"))
+    why = " (" + choice.getValue().str() + ")";
   if (repeat.getReversible())
     return head + "reversible: the backward rebuilds each layer's inputs from its outputs, "
-                  "nothing is stored per layer";
+                  "nothing is stored per layer" + why;
   double inputs = 0, saved = 0;
   for (Value init : repeat.getInits()) inputs += bytes(init.getType());
   for (Operation *op : products) saved += bytes(op->getResult(0).getType());
   size_t gemms = 0;
   repeat.getBody().walk([&](Operation *op) { gemms += llvm::isa<step::MatmulOp, step::Conv1dOp>(op); });
+  std::string within = repeat->hasAttr("step.saved_gemms")
+                           ? std::string()
+                           : ", within " + mib(kSavedProductsBudget);
   return head + "stores each iteration's input (" + mib(inputs) + ") and " +
          std::to_string(products.size()) + " of its " + std::to_string(gemms) +
-         " GEMM outputs (" + mib(saved) + ", within " + mib(kSavedProductsBudget) +
-         "); the backward recomputes the rest";
+         " GEMM outputs (" + mib(saved) + within + "); the backward recomputes the rest" + why;
 }
 
 // Rebuilds a reversible layer's carried inputs from its `outputs` at `b` (ReversibleCoupling.h):
@@ -361,7 +357,14 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   llvm::SmallVector<Operation *> products;
   if (!reversible) products = savedProducts(original);
   size_t numProducts = products.size();
-  size_t numSavedInputs = reversible ? 0 : numCarried, numRebuilt = reversible ? numCarried : 0;
+  // The segments of a reversible repeat (ForwardClone): an outer repeat whose layer is an inner
+  // reversible repeat. Its backward carries each segment's outputs down like a reversible
+  // repeat does, but takes them from the stored input of the segment above (the last one's
+  // from the results) instead of recomputing the segment's forward: the inner backward
+  // rebuilds its layers from them.
+  bool segments = !reversible && original->hasAttr("step.segments");
+  size_t numSavedInputs = reversible ? 0 : numCarried;
+  size_t numRebuilt = reversible || segments ? numCarried : 0;
   llvm::SmallVector<mlir::Type> types(original.getResultTypes());
   if (!reversible)
     for (Value init : original.getInits()) types.push_back(stackedType(count, init.getType()));
@@ -370,6 +373,8 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
                                           original.getCountAttr(), original.getInits(),
                                           original.getXs(), original.getReverseAttr(),
                                           original.getReversibleAttr());
+  for (llvm::StringRef name : {"step.saved_gemms", "step.memory_choice", "step.segments"})
+    if (mlir::Attribute a = original->getAttr(name)) forward->setAttr(name, a);
   forward.getBody().takeBody(original.getBody());
   mlir::Block &body = forward.getBody().front();
   auto yield = llvm::cast<step::YieldOp>(body.getTerminator());
@@ -474,9 +479,22 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   for (unsigned i : carriedF) wrt.push_back(layerInputs[i]);
   for (unsigned j : xsF) wrt.push_back(gradBody->getArgument(argX + j));
   for (Value c : captures) wrt.push_back(c);
+  llvm::SmallVector<Value> recomputedOutputs;
+  for (size_t i = 0; i < numCarried; ++i) recomputedOutputs.push_back(map.lookupOrDefault(yield.getValues()[i]));
   Differentiator inner(b);
   auto grads = inner.run(recomputed, seeds, wrt);
   if (failed(grads)) return mlir::failure();
+  if (segments) {
+    // The inner backward reads the segment's outputs from the carried values; the recomputed
+    // inner forward is then dead (what its backward keeps is said on the forward's copy).
+    for (size_t i = 0; i < numCarried; ++i) {
+      Value now = inner.current(recomputedOutputs[i]);
+      if (auto rewritten = now.getDefiningOp<step::RepeatOp>())
+        if (mlir::Attribute memory = rewritten->getAttr("step.memory"))
+          body.walk([&](step::RepeatOp r) { r->setAttr("step.memory", memory); });
+      now.replaceAllUsesWith(gradBody->getArgument(argRebuilt + i));
+    }
+  }
   // The saved GEMM outputs replace their recomputation; the recomputed GEMMs (kept until now so
   // that their VJPs were built) are then dead. The VJPs use the GEMMs' operands, which are
   // still recomputed: only the GEMMs themselves are saved.
@@ -510,6 +528,29 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
 }
 
 }  // namespace
+
+llvm::SmallVector<GemmCandidate> savedGemmCandidates(mlir::Operation *op) {
+  auto repeat = llvm::cast<step::RepeatOp>(op);
+  mlir::Block &body = repeat.getBody().front();
+  llvm::SmallVector<GemmCandidate> candidates;
+  for (Operation &op : body.without_terminator()) {
+    if (!llvm::isa<step::MatmulOp, step::Conv1dOp>(op) || op.getNumResults() != 1 ||
+        !isFloatTensor(op.getResult(0).getType()))
+      continue;
+    auto type = llvm::cast<mlir::RankedTensorType>(op.getResult(0).getType());
+    bool perIteration = llvm::any_of(op.getOperands(), [&](Value v) {
+      return v.getParentBlock() == &body;  // a block argument or a value computed in the body
+    });
+    if (perIteration && type.hasStaticShape() && flopsPerElement(&op) >= kMinSavedFlops)
+      candidates.push_back({&op, flopsPerElement(&op),
+                            static_cast<double>(type.getNumElements()) *
+                                std::max<unsigned>(1, type.getElementTypeBitWidth() / 8)});
+  }
+  llvm::stable_sort(candidates, [](const GemmCandidate &a, const GemmCandidate &b) {
+    return a.flopsPerElement > b.flopsPerElement;
+  });
+  return candidates;
+}
 
 mlir::FailureOr<llvm::SmallVector<Value>> emitGradients(
     mlir::OpBuilder &builder, llvm::ArrayRef<Operation *> forward,

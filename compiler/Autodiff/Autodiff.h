@@ -33,6 +33,16 @@ mlir::FailureOr<llvm::SmallVector<mlir::Value>> emitGradients(
     llvm::ArrayRef<std::pair<mlir::Value, mlir::Value>> seeds, llvm::ArrayRef<mlir::Value> wrt,
     llvm::MutableArrayRef<mlir::Value> tracked = {});
 
+/// The GEMMs (matmuls and convolutions) of `repeat`'s layer whose outputs its backward may keep
+/// instead of recomputing, most FLOPs per output element first: the order in which they are
+/// kept (by the default 256 MiB budget, or the first `step.saved_gemms` of them).
+struct GemmCandidate {
+  mlir::Operation *op;
+  double flopsPerElement;
+  double bytesPerLayer;  // of its output
+};
+llvm::SmallVector<GemmCandidate> savedGemmCandidates(mlir::Operation *repeat);
+
 /// Erases step ops whose results are unused, innermost first (prunes unneeded gradient code).
 void eraseDeadStepOps(mlir::Region &region);
 

@@ -15,6 +15,7 @@
 
 #include "compiler/Codegen/LLVMCPU/Linker.h"
 #include "compiler/Codegen/LLVMCPU/ObjectEmitter.h"
+#include "compiler/Codegen/MemoryBudget.h"
 #include "compiler/Codegen/Pipelines.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -68,6 +69,13 @@ ABSL_FLAG(bool, debug_nan, false,
           "`compile`: after every kernel and GEMM the CPU step checks its outputs; the first NaN "
           "or Inf stops the run naming the model op it came from (file:line:col: op 'step.x'). "
           "Slower: for finding where a NaN starts");
+ABSL_FLAG(std::string, memory_budget, "",
+          "`compile`, `interpret`: the most memory the training step may plan (bytes, or with "
+          "K, M, G: KiB, MiB, GiB); per step.repeat the compiler then chooses what the backward "
+          "keeps (reversible, recompute, or each layer's input and its GEMM outputs) for the "
+          "least recompute that fits, and says so in `--emit=plan` and `NAME info`; a budget "
+          "nothing fits is an error with the breakdown. Without it: reversible repeats rebuild, "
+          "others keep their inputs and GEMM outputs within 256 MiB");
 ABSL_FLAG(std::string, dump_phases_to, "",
           "also write every stage up to --emit into DIR as NN.STAGE.mlir");
 ABSL_FLAG(int64_t, batch, 0, "override the leading (batch) dimension of every input (0: keep)");
@@ -117,6 +125,10 @@ Usage:
                   [--clip=none|global_norm|agc] override the model's step.config.
                   [--precision=bf16] (compile): matmuls and convolutions in bf16, norms,
                   softmax, losses and sums in f32, f32 master weights and optimizer state.
+                  [--memory-budget=BYTES] (compile, interpret; e.g. 512M): per repeat, what
+                  the backward keeps (reversible, each layer's input, its GEMM outputs) is
+                  chosen for the least recompute whose memory plan fits; --emit=plan and
+                  `NAME info` say what was chosen and why; a budget nothing fits is an error.
                   [--debug-nan] (compile): the CPU step checks every kernel's and GEMM's
                   outputs; the first NaN or Inf stops the run naming the model op it came
                   from ("model.mlir:12:8: op 'step.rsqrt' ... produced +Inf"). Slower.
@@ -452,6 +464,13 @@ int main(int argc, char **argv) {
   if (command == "check") {
     printSummary(model, llvm::outs());
     return 0;
+  }
+  if (std::string budget = absl::GetFlag(FLAGS_memory_budget); !budget.empty() || isSpecified("memory_budget")) {
+    std::optional<int64_t> bytes = cg::parseByteSize(budget);
+    if (!bytes)
+      return fail("--memory-budget expects a positive size in bytes, or with K, M or G (KiB, "
+                  "MiB, GiB), e.g. 512M; found '" + budget + "'");
+    if (failed(cg::applyMemoryBudget(*module, stageOptions, *bytes))) return 1;
   }
   if (command == "interpret") {
     // The training executable's command line, after `--`, on the interpreter.

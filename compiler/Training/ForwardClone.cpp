@@ -174,6 +174,7 @@ class ForwardEmitter {
           xs.push_back(body->addArgument(
               mlir::RankedTensorType::get(t.getShape().drop_front(), t.getElementType()), repeat.getLoc()));
         }
+        segments->setAttr("step.segments", b.getUnitAttr());  // Autodiff: outputs from checkpoints
         outer = segments;
       }
     }

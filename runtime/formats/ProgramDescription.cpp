@@ -199,6 +199,7 @@ std::string writeProgramDescription(const ProgramDescription &d) {
     for (const std::string &m : info.repeatMemory) lines.items.push_back(JsonValue::string(m));
     root.add("repeatMemory", std::move(lines));
   }
+  if (!info.memoryBudget.empty()) root.add("memoryBudget", JsonValue::string(info.memoryBudget));
   JsonValue kernels = JsonValue::array();
   for (const std::string &k : info.kernelNames) kernels.items.push_back(JsonValue::string(k));
   root.add("kernels", std::move(kernels));
@@ -305,6 +306,8 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
     for (const JsonValue &m : a->items) info.extraMetrics.push_back(m.text);
   if (const JsonValue *a = root.find("repeatMemory"); a && a->isArray())
     for (const JsonValue &m : a->items) info.repeatMemory.push_back(m.text);
+  if (const JsonValue *m = root.find("memoryBudget"); m && m->kind == JsonValue::Kind::kString)
+    info.memoryBudget = m->text;
   // Optional: descriptions without a profile table are fine.
   if (const JsonValue *a = root.find("kernels"); a && a->isArray())
     for (const JsonValue &k : a->items) info.kernelNames.push_back(k.text);

@@ -57,7 +57,7 @@ struct InputSpec {
 
 /// Everything the host side needs to know about a step program.
 struct ProgramInfo {
-  std::string name;  // the model's name, e.g. "byte_lm" (the executable's name by default)
+  std::string name;  // the model's name, e.g. "byte_lm_residual" (the executable's name by default)
   /// The model's identity: checkpoints record it and refuse to load into another model. It
   /// should cover everything that makes a checkpoint meaningless elsewhere: the parameters and
   /// state (names, shapes, dtypes) and the training configuration.
@@ -86,6 +86,9 @@ struct ProgramInfo {
   /// What the backward keeps of each repeat (stored inputs and GEMM outputs, or reversible),
   /// one line per repeat of the step, for `info`.
   std::vector<std::string> repeatMemory;
+  /// What --memory-budget chose and the plan it gives (compiler/Codegen/MemoryBudget.h); empty
+  /// without a budget.
+  std::string memoryBudget;
   /// The roofline prediction of the CUDA step (--step-predict-step-time); 0: none.
   double predictedStepSeconds = 0;
   double predictedLaunchSeconds = 0;  // of which launch costs

@@ -111,6 +111,7 @@ std::string infoText(const StepProgram &program) {
           (info.plannedBytes > 0 ? formatBytes(static_cast<double>(info.plannedBytes))
                                  : std::string("unknown")) +
           "\n";
+  if (!info.memoryBudget.empty()) text += "memory budget: " + info.memoryBudget + "\n";
   for (const std::string &line : info.repeatMemory) text += "backward: " + line + "\n";
   if (info.sampleTemporaryBytes >= 0)
     text += "sample: a forward-only program (no backward, no optimizer), its temporaries " +

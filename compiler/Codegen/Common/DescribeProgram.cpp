@@ -276,6 +276,8 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
     }
     if (auto why = module->getAttrOfType<mlir::StringAttr>("step.sample_step_unavailable"))
       info.sampleStepUnavailable = why.getValue().str();
+    if (auto budget = module->getAttrOfType<mlir::StringAttr>("step.memory_budget"))
+      info.memoryBudget = budget.getValue().str();
     // What each repeat's backward keeps (autodiff's `step.memory`), once per distinct repeat
     // (SAM's second pass and micro-batches differentiate the same layers again).
     train.walk([&](step::RepeatOp repeat) {

@@ -128,6 +128,8 @@ mlir::LogicalResult printPlan(mlir::ModuleOp module, llvm::raw_ostream &os) {
   bool any = false;
   if (auto memory = module->getAttrOfType<mlir::DictionaryAttr>("step.memory"))
     os << "// memory: " << memory << "\n";
+  if (auto budget = module->getAttrOfType<mlir::StringAttr>("step.memory_budget"))
+    os << "// memory budget: " << budget.getValue() << "\n";
   if (auto kernels = module->getAttrOfType<mlir::DictionaryAttr>("step.kernels"))
     os << "// kernels: " << kernels << "\n";
   if (auto prediction = module->getAttrOfType<mlir::DictionaryAttr>("step.prediction")) {

@@ -143,7 +143,7 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
     }
     // The planned peak: the arena plus the buffers the runtime holds for a step: params and
     // state, any updated copies among the step's outputs, and the batch.
-    int64_t total = arena;
+    int64_t total = arena, paramBytes = 0, stateBytes = 0, batchBytes = 0;
     auto attr = module->getAttrOfType<mlir::StringAttr>("step.program");
     rt::ProgramDescription d;
     bool described = attr && rt::parseProgramDescription(attr.getValue().str(), d).ok();
@@ -153,16 +153,17 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
         for (int64_t x : shape) n *= x;
         return n;
       };
-      for (const rt::ParamSpec &p : d.info.params) total += bytes(p.shape);
-      for (const rt::StateSpec &st : d.info.state) total += bytes(st.shape);
+      for (const rt::ParamSpec &p : d.info.params) paramBytes += bytes(p.shape);
+      for (const rt::StateSpec &st : d.info.state) stateBytes += bytes(st.shape);
       // Updates not made in place (--step-update-in-place) come back in scratch buffers.
       for (const rt::Binding &r : d.train.results) {
-        if (r.kind == rt::Binding::Kind::kParam) total += bytes(d.info.params[r.index].shape);
-        if (r.kind == rt::Binding::Kind::kState) total += bytes(d.info.state[r.index].shape);
+        if (r.kind == rt::Binding::Kind::kParam) paramBytes += bytes(d.info.params[r.index].shape);
+        if (r.kind == rt::Binding::Kind::kState) stateBytes += bytes(d.info.state[r.index].shape);
       }
       for (const rt::InputSpec &in : d.info.inputs)
-        total += bytes(in.shape) + bytes({in.shape.front()}) *
-                                       (in.source == rt::InputSource::kTokenStream ? in.shape[1] : 1);
+        batchBytes += bytes(in.shape) + bytes({in.shape.front()}) *
+                                            (in.source == rt::InputSource::kTokenStream ? in.shape[1] : 1);
+      total += paramBytes + stateBytes + batchBytes;
       d.info.plannedBytes = total;
       if (sampleArena >= 0) d.info.sampleTemporaryBytes = sampleArena;
       if (sampleStepArena >= 0) d.info.sampleStepTemporaryBytes = sampleStepArena;
@@ -172,6 +173,9 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
                     mlir::DictionaryAttr::get(
                         ctx, {b.getNamedAttr("arena_bytes", b.getI64IntegerAttr(arena)),
                               b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(total)),
+                              b.getNamedAttr("params_bytes", b.getI64IntegerAttr(paramBytes)),
+                              b.getNamedAttr("state_bytes", b.getI64IntegerAttr(stateBytes)),
+                              b.getNamedAttr("batch_bytes", b.getI64IntegerAttr(batchBytes)),
                               b.getNamedAttr("planned", b.getI64IntegerAttr(planned)),
                               b.getNamedAttr("unplanned", b.getI64IntegerAttr(unplanned))}));
   }

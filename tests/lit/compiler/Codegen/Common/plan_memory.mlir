@@ -18,7 +18,7 @@
 //   @unplanned: nothing planned (one alloc is returned, without a dealloc; one is dynamic).
 // Arena = max(384, 128, 0) = 384; planned = 5 + 2 = 7; unplanned = 2. Without a step.program
 // description the peak is just the arena.
-// CHECK: module attributes {step.memory = {arena_bytes = 384 : i64, peak_bytes = 384 : i64, planned = 7 : i64, unplanned = 2 : i64}}
+// CHECK: module attributes {step.memory = {arena_bytes = 384 : i64, batch_bytes = 0 : i64, params_bytes = 0 : i64, peak_bytes = 384 : i64, planned = 7 : i64, state_bytes = 0 : i64, unplanned = 2 : i64}}
 // CHECK-NEXT: memref.global "private" @stepc_arena : memref<384xi8> {alignment = 64 : i64}
 
 // Disjoint lifetimes share offset 0 (a, b, and d later); overlapping c, d, e get 256, 0, 320.
@@ -121,7 +121,7 @@ func.func @unplanned(%v: f32, %n: index) -> memref<4xf32> {
 
 // Two step functions run one at a time and share the arena: its size is the larger plan
 // (@big: 256xf32 = 1024 B), not the sum (1088), and both buffers sit at offset 0 of it.
-// CHECK: module attributes {step.memory = {arena_bytes = 1024 : i64, peak_bytes = 1024 : i64, planned = 2 : i64, unplanned = 0 : i64}}
+// CHECK: module attributes {step.memory = {arena_bytes = 1024 : i64, batch_bytes = 0 : i64, params_bytes = 0 : i64, peak_bytes = 1024 : i64, planned = 2 : i64, state_bytes = 0 : i64, unplanned = 0 : i64}}
 // CHECK-NEXT: memref.global "private" @stepc_arena : memref<1024xi8> {alignment = 64 : i64}
 // CHECK-LABEL: func.func @small
 // CHECK-NEXT: %[[ARENA:.+]] = memref.get_global @stepc_arena : memref<1024xi8>
