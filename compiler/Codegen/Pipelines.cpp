@@ -89,7 +89,7 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
   std::string predict =
       gpuArch.empty() ? "" : (",step-predict-step-time{gpu-arch=" + gpuArch + "}").str();
   addPipeline(pm,
-              "step-drop-model,step-update-in-place,eliminate-empty-tensors,"
+              "step-drop-model,step-update-in-place,step-carry-in-place,eliminate-empty-tensors,"
               "one-shot-bufferize{bufferize-function-boundaries "
               "function-boundary-type-conversion=identity-layout-map},"
               "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"

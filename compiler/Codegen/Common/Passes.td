@@ -53,6 +53,11 @@ def UpdateInPlace : Pass<"step-update-in-place", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def CarryInPlace : Pass<"step-carry-in-place", "mlir::ModuleOp"> {
+  let summary = "Writes a repeat's carried values into their loop-carried buffers instead of copying them there";
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def TileKernels : Pass<"step-tile-kernels", "mlir::ModuleOp"> {
   let summary = "Tiles each kernel's leading parallel dimensions to an scf.forall";
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

@@ -201,10 +201,26 @@ struct RepeatLowering : mlir::OpRewritePattern<step::RepeatOp> {
                 l, llvm::cast<mlir::RankedTensorType>(arg.getType()), x, offsets, sizes, strides);
             mapping.map(arg, slice);
           }
-          for (mlir::Operation &inner : body.without_terminator()) b.clone(inner, mapping);
           mlir::Operation *yield = body.getTerminator();
           llvm::SmallVector<Value> next(carried.size());
+          // A stacked iteration input (the backward's saved layer input) is stored first: the
+          // layer may then write its new value into the carried buffer in place
+          // (--step-carry-in-place), which a later read of the old value would prevent.
+          auto isCarriedArg = [&](Value v) {
+            auto arg = llvm::dyn_cast<mlir::BlockArgument>(v);
+            return arg && arg.getOwner() == &body && arg.getArgNumber() < numInits;
+          };
           for (size_t k = numInits; k < carried.size(); ++k) {
+            if (!isCarriedArg(yield->getOperand(k))) continue;
+            auto [offsets, sizes, strides] =
+                sliceOf(llvm::cast<mlir::RankedTensorType>(carried[k].getType()));
+            next[k] = b.create<mlir::tensor::InsertSliceOp>(
+                l, mapping.lookupOrDefault(yield->getOperand(k)), carried[k], offsets, sizes,
+                strides);
+          }
+          for (mlir::Operation &inner : body.without_terminator()) b.clone(inner, mapping);
+          for (size_t k = numInits; k < carried.size(); ++k) {
+            if (next[k]) continue;
             auto [offsets, sizes, strides] =
                 sliceOf(llvm::cast<mlir::RankedTensorType>(carried[k].getType()));
             next[k] = b.create<mlir::tensor::InsertSliceOp>(

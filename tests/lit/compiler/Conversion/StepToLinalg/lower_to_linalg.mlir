@@ -397,18 +397,19 @@ func.func @embedding_grad(%g: tensor<2x3x4xf32>, %ids: tensor<2x3xi32>) -> tenso
 
 // Tests that repeat is an scf.for carrying the carried values and the stacked results: reverse
 // counts down, `over` operands are sliced at the iteration (rank-reducing extract_slice), the
-// body's step ops are lowered inside the loop, stacked yields are inserted at the iteration and
-// the carried value is copied into its iteration argument.
+// body's step ops are lowered inside the loop, stacked yields are inserted at the iteration (a
+// stacked iteration input first, before the layer, which may then overwrite the carried value in
+// place) and the carried value is copied into its iteration argument.
 // CHECK-LABEL: func.func @repeat_reverse
 // CHECK-DAG:   %[[EMPTY:.+]] = tensor.empty() : tensor<4x2x3xf32>
 // CHECK-DAG:   %[[C3:.+]] = arith.constant 3 : index
 // CHECK:       %[[L:.+]]:2 = scf.for %[[I:[^ ,]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[H:[^ ,]+]] = %arg0, %[[S:[^ ,]+]] = %[[EMPTY]]) -> (tensor<2x3xf32>, tensor<4x2x3xf32>)
 // CHECK:         %[[AT:.+]] = arith.subi %[[C3]], %[[I]] : index
 // CHECK:         %[[W:.+]] = tensor.extract_slice %arg1[%[[AT]], 0, 0] [1, 3, 3] [1, 1, 1] : tensor<4x3x3xf32> to tensor<3x3xf32>
+// CHECK:         %[[U:.+]] = tensor.insert_slice %[[H]] into %[[S]][%[[AT]], 0, 0] [1, 2, 3] [1, 1, 1] : tensor<2x3xf32> into tensor<4x2x3xf32>
 // CHECK:         %[[M:.+]] = linalg.matmul ins(%[[H]], %[[W]] : tensor<2x3xf32>, tensor<3x3xf32>)
 // CHECK:         %[[T:.+]] = linalg.generic {{.+}} ins(%[[M]] : tensor<2x3xf32>)
 // CHECK:           math.tanh
-// CHECK:         %[[U:.+]] = tensor.insert_slice %[[H]] into %[[S]][%[[AT]], 0, 0] [1, 2, 3] [1, 1, 1] : tensor<2x3xf32> into tensor<4x2x3xf32>
 // CHECK:         %[[C:.+]] = linalg.copy ins(%[[T]] : tensor<2x3xf32>) outs(%[[H]] : tensor<2x3xf32>)
 // CHECK:         scf.yield %[[C]], %[[U]]
 // CHECK-NOT:   step.
