@@ -325,9 +325,10 @@ class ForwardEmitter {
 
   // The layers per segment of a reversible repeat: its `segment` attribute, else the largest
   // divisor of the count up to kReversibleSegment, or kWideReversibleSegment with wide streams
-  // (the count itself: rebuild every layer). benchmarks/reversible.py, byte_lm_residual_small at depth
-  // 64: f32 streams give a gradient error of 6e-5 in segments of 8; f64 streams 2e-6 in
-  // segments of 8 or 16, but 3e-4 (at some parameters) in segments of 32, and 6e-4 unsegmented.
+  // (the count itself: rebuild every layer). benchmarks/reversible.py, the reversible
+  // byte_lm_small at depth 64: f32 streams give a gradient error of 6e-5 in segments of 8; f64
+  // streams 0 in segments of 16 (3e-8 at depth 256), but 3e-4 (at some parameters) in segments
+  // of 32, and 6e-4 unsegmented.
   static constexpr int64_t kReversibleSegment = 8;
   static constexpr int64_t kWideReversibleSegment = 16;
   static int64_t reversibleSegment(step::RepeatOp repeat) {

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/Common/Passes.h"
+#include "compiler/Codegen/Common/TieToDestination.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -69,20 +70,10 @@ struct CarryInPlacePass : impl::CarryInPlaceBase<CarryInPlacePass> {
       }
     });
     for (mlir::linalg::CopyOp copy : copies) {
-      mlir::Value value = copy.getInputs()[0], dest = copy.getOutputs()[0];
-      // The kernel computing the value gets an output of its own: a tensor.empty shared with
-      // other kernels would be replaced by the carried buffer for all of them.
-      if (auto producer = value.getDefiningOp<mlir::DestinationStyleOpInterface>()) {
-        mlir::OpOperand *init = producer.getTiedOpOperand(llvm::cast<mlir::OpResult>(value));
-        auto empty = init ? init->get().getDefiningOp<mlir::tensor::EmptyOp>() : nullptr;
-        if (empty && !empty->hasOneUse()) {
-          mlir::OpBuilder eb(producer);
-          init->set(eb.clone(*empty)->getResult(0));
-        }
-      }
       mlir::OpBuilder b(copy);
-      auto tie = b.create<mlir::bufferization::MaterializeInDestinationOp>(copy.getLoc(), value, dest);
-      copy.getResult(0).replaceAllUsesWith(tie.getResult());
+      mlir::Value tied =
+          tieToDestination(b, copy.getLoc(), copy.getInputs()[0], copy.getOutputs()[0]);
+      copy.getResult(0).replaceAllUsesWith(tied);
       copy.erase();
     }
   }

@@ -27,6 +27,7 @@
 #include <tuple>
 
 #include "compiler/Codegen/Common/Passes.h"
+#include "compiler/Codegen/Common/TieToDestination.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -102,17 +103,7 @@ struct UpdateInPlacePass : impl::UpdateInPlaceBase<UpdateInPlacePass> {
       }
       // The kernel that computes the update gets an output of its own, which
       // --eliminate-empty-tensors then replaces by the argument.
-      if (auto producer = value.getDefiningOp<mlir::DestinationStyleOpInterface>()) {
-        mlir::OpOperand *init = producer.getTiedOpOperand(llvm::cast<mlir::OpResult>(value));
-        auto empty = init ? init->get().getDefiningOp<mlir::tensor::EmptyOp>() : nullptr;
-        if (empty && !empty->hasOneUse()) {
-          mlir::OpBuilder eb(producer);
-          init->set(eb.clone(*empty)->getResult(0));
-        }
-      }
-      auto tie = b.create<mlir::bufferization::MaterializeInDestinationOp>(ret.getLoc(), value,
-                                                                          dest);
-      ret.setOperand(i, tie.getResult());
+      ret.setOperand(i, tieToDestination(b, ret.getLoc(), value, dest));
       tied = true;
     }
     if (!tied) return;
