@@ -42,16 +42,27 @@ bool readsInPlace(mlir::Operation *op, mlir::Value v) {
 }
 
 // Whether the op computing the copied value may write over the carried tensor the copy
-// overwrites: every other read of it comes before that op, or is that op reading it in place.
+// overwrites: every other read of it, or of a view of it (a reshape or slice, which
+// bufferizes to the same buffer), comes before that op, or is that op reading it in place.
 bool oldValueDeadAfterProducer(mlir::linalg::CopyOp copy, mlir::Block *body) {
   mlir::Operation *producer = copy.getInputs()[0].getDefiningOp();
   mlir::Value dest = copy.getOutputs()[0];
   if (!producer || producer->getBlock() != body) return false;
-  for (mlir::OpOperand &use : dest.getUses()) {
-    mlir::Operation *user = body->findAncestorOpInBlock(*use.getOwner());
-    if (user == copy.getOperation()) continue;
-    if (user == producer && use.getOwner() == producer && readsInPlace(producer, dest)) continue;
-    if (!user || !user->isBeforeInBlock(producer)) return false;
+  llvm::SmallVector<mlir::Value> aliases{dest};
+  while (!aliases.empty()) {
+    mlir::Value alias = aliases.pop_back_val();
+    for (mlir::OpOperand &use : alias.getUses()) {
+      mlir::Operation *owner = use.getOwner();
+      if (owner == copy.getOperation()) continue;
+      if (llvm::isa<mlir::tensor::CollapseShapeOp, mlir::tensor::ExpandShapeOp,
+                    mlir::tensor::ExtractSliceOp, mlir::tensor::CastOp>(owner)) {
+        aliases.push_back(owner->getResult(0));
+        continue;
+      }
+      if (owner == producer && alias == dest && readsInPlace(producer, dest)) continue;
+      mlir::Operation *user = body->findAncestorOpInBlock(*owner);
+      if (!user || !user->isBeforeInBlock(producer)) return false;
+    }
   }
   return true;
 }

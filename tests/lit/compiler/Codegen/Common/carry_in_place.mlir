@@ -3,7 +3,7 @@
 // kernel computing it gets a tensor.empty of its own, and after bufferization the kernel writes
 // the carried buffer in place: no copy in the loop. Where the old value is still read after
 // the new one is computed (the second function), or read by the kernel at other indices (the
-// third: a matmul), the copy stays.
+// third: a matmul), or read through a view after it (the fourth), the copy stays.
 //
 // RUN: %stepc-opt %s --step-carry-in-place | FileCheck %s
 // RUN: %stepc-opt %s --step-carry-in-place --eliminate-empty-tensors \
@@ -97,4 +97,35 @@ func.func @matmul_reads(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4x
     scf.yield %next : tensor<4x4xf32>
   }
   return %r : tensor<4x4xf32>
+}
+
+// A view of the old value (a reshape, the same buffer) is read after the new one is computed:
+// the copy stays.
+// CHECK-LABEL: func.func @view_read_after
+// CHECK-NOT: bufferization.materialize_in_destination
+// CHECK: linalg.copy
+func.func @view_read_after(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %init = tensor.empty() : tensor<8xf32>
+  %r:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%h = %x, %acc = %init) -> (tensor<2x4xf32>, tensor<8xf32>) {
+    %flat = tensor.collapse_shape %h [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+    %e = tensor.empty() : tensor<2x4xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%h : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %t = math.tanh %a : f32
+      linalg.yield %t : f32
+    } -> tensor<2x4xf32>
+    %sum = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%flat : tensor<8xf32>) outs(%acc : tensor<8xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<8xf32>
+    %next = linalg.copy ins(%y : tensor<2x4xf32>) outs(%h : tensor<2x4xf32>) -> tensor<2x4xf32>
+    scf.yield %next, %sum : tensor<2x4xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<2x4xf32>, tensor<8xf32>
 }
