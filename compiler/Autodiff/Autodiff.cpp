@@ -529,6 +529,11 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
 
 }  // namespace
 
+double gemmFlops(mlir::Operation *gemm) {
+  auto result = llvm::cast<mlir::RankedTensorType>(gemm->getResult(0).getType());
+  return flopsPerElement(gemm) * static_cast<double>(result.getNumElements());
+}
+
 llvm::SmallVector<GemmCandidate> savedGemmCandidates(mlir::Operation *op) {
   auto repeat = llvm::cast<step::RepeatOp>(op);
   mlir::Block &body = repeat.getBody().front();

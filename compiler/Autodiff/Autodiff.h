@@ -43,6 +43,9 @@ struct GemmCandidate {
 };
 llvm::SmallVector<GemmCandidate> savedGemmCandidates(mlir::Operation *repeat);
 
+/// The FLOPs of one step.matmul or step.conv1d (2 x the reduction length per output element).
+double gemmFlops(mlir::Operation *gemm);
+
 /// Erases step ops whose results are unused, innermost first (prunes unneeded gradient code).
 void eraseDeadStepOps(mlir::Region &region);
 

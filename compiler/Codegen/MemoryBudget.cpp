@@ -7,7 +7,6 @@
 #include "compiler/Autodiff/Autodiff.h"
 #include "dialects/step/IR/ReversibleCoupling.h"
 #include "dialects/step/IR/StepDialect.h"
-#include "llvm/ADT/StringExtras.h"
 
 namespace stepc::codegen {
 namespace {
@@ -54,31 +53,11 @@ struct Upgrade {
   std::string what;
 };
 
-double gemmFlops(const ad::GemmCandidate &c) {
-  return c.flopsPerElement * tensorBytes(c.op->getResult(0).getType()) /
-         std::max<unsigned>(1, llvm::cast<mlir::RankedTensorType>(c.op->getResult(0).getType())
-                                       .getElementTypeBitWidth() / 8);
-}
-
+// One forward of the layer's matmuls and convolutions: what a rebuild recomputes.
 double layerGemmFlops(step::RepeatOp repeat) {
   double flops = 0;
-  for (mlir::Operation &op : repeat.getBody().front()) {
-    if (!llvm::isa<step::MatmulOp, step::Conv1dOp>(op)) continue;
-    // The saved-GEMM analysis gives FLOPs per element for every matmul or convolution it
-    // could keep; the others (e.g. attention's batched matmuls) count the same way.
-    auto result = llvm::cast<mlir::RankedTensorType>(op.getResult(0).getType());
-    double reduction = 0;
-    if (auto mm = llvm::dyn_cast<step::MatmulOp>(op)) {
-      auto lhs = llvm::cast<mlir::RankedTensorType>(mm.getLhs().getType());
-      reduction = static_cast<double>(lhs.getDimSize(lhs.getRank() - (mm.getTransposeLhs() ? 2 : 1)));
-    } else {
-      auto conv = llvm::cast<step::Conv1dOp>(op);
-      auto w = llvm::cast<mlir::RankedTensorType>(conv.getWeight().getType());
-      reduction = static_cast<double>(w.getNumElements()) /
-                  static_cast<double>(result.getDimSize(result.getRank() - 1));
-    }
-    flops += 2 * reduction * static_cast<double>(result.getNumElements());
-  }
+  for (mlir::Operation &op : repeat.getBody().front())
+    if (llvm::isa<step::MatmulOp, step::Conv1dOp>(op)) flops += ad::gemmFlops(&op);
   return flops;
 }
 
@@ -169,7 +148,7 @@ mlir::LogicalResult applyMemoryBudget(mlir::ModuleOp module, const StageOptions 
       chain.push_back({i, count * c.inputBytes, count * c.layerFlops,
                        "repeat '" + c.name + "': keeping each layer's input instead of rebuilding it"});
     for (const ad::GemmCandidate &g : c.gemms)
-      chain.push_back({i, count * g.bytesPerLayer, count * gemmFlops(g),
+      chain.push_back({i, count * g.bytesPerLayer, count * ad::gemmFlops(g.op),
                        "repeat '" + c.name + "': keeping one more GEMM output per layer (" +
                            llvm::StringRef(g.op->getName().getStringRef()).str() + ")"});
     chains.push_back(std::move(chain));

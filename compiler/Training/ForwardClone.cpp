@@ -203,7 +203,7 @@ class ForwardEmitter {
         mlir::Value arg = body->getArgument(i);
         wideArgs.push_back(arg);
         if (arg.getType() != narrowTypes[i])
-          map.map(src.getArgument(i), emitCast(repeat.getLoc(), arg, narrowType(narrowTypes[i]), nullptr));
+          map.map(src.getArgument(i), emitCast(repeat.getLoc(), arg, elementOf(narrowTypes[i]), nullptr));
       }
     llvm::DenseMap<mlir::Operation *, mlir::Value> inner(params);
     for (step::ParamOp p : layerParams) {
@@ -251,13 +251,13 @@ class ForwardEmitter {
     for (auto [i, from] : llvm::enumerate(repeat.getResults())) {
       mlir::Value to = emittedRepeat->getResult(i);
       if (i < narrowTypes.size() && to.getType() != narrowTypes[i])
-        to = emitCast(repeat.getLoc(), to, narrowType(narrowTypes[i]), emitted);
+        to = emitCast(repeat.getLoc(), to, elementOf(narrowTypes[i]), emitted);
       map.map(from, to);
     }
     return mlir::success();
   }
 
-  static mlir::Type narrowType(mlir::Type t) {
+  static mlir::Type elementOf(mlir::Type t) {
     return llvm::cast<mlir::RankedTensorType>(t).getElementType();
   }
 
@@ -289,7 +289,7 @@ class ForwardEmitter {
       mlir::Operation *narrowAdd = narrowY.getDefiningOp();
       mlir::Location loc = narrowAdd->getLoc();
       mlir::Value x = wideArgs[form.slot];
-      mlir::Type element = narrowType(x.getType());
+      mlir::Type element = elementOf(x.getType());
       b.setInsertionPointAfter(narrowAdd);
       if (form.scale) {
         auto dense = llvm::cast<mlir::DenseElementsAttr>(
@@ -304,7 +304,7 @@ class ForwardEmitter {
       mlir::Value g = map.lookup(form.g);
       if (g.getType() != x.getType()) g = emitCast(loc, g, element, nullptr);
       mlir::Value y = b.create<step::AddOp>(loc, x.getType(), x, g);
-      mlir::Value rounded = emitCast(loc, y, narrowType(narrowY.getType()), nullptr);
+      mlir::Value rounded = emitCast(loc, y, elementOf(narrowY.getType()), nullptr);
       narrowY.replaceAllUsesWith(rounded);
       map.map(srcY, y);
       // The narrow coupling (the add and its scaling) is dead now.

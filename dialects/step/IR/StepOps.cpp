@@ -900,8 +900,8 @@ mlir::LogicalResult RepeatOp::verifyRegions() {
                                 "found a carried "
                              << init.getType();
     }
-    std::string why;
-    if (failed(deriveCouplingInverse(*this, why)))
+    std::string why;  // (a reversible repeat's coupling was checked above)
+    if (!getReversible() && failed(deriveCouplingInverse(*this, why)))
       return emitOpError() << "holds its streams in " << wide
                            << ", which needs each carried output to be a coupling x + g or "
                               "x * c + g, but: "
