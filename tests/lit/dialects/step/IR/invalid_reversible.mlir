@@ -55,3 +55,40 @@ func.func @computed_scale(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
   }
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Tests that `streams` must be a float type.
+func.func @streams_not_float(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{takes `streams` (the float type its carried streams and their coupling are held in) as a float type, found i64}}
+  %y = step.repeat "cell" 3 (%h = %x : tensor<4xf32>) attributes {streams = i64} {
+    %t = step.tanh %h : tensor<4xf32> -> tensor<4xf32>
+    step.yield %t : tensor<4xf32>
+  }
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Tests that `streams` may not be narrower than the carried values.
+func.func @streams_narrower(%x: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error @+1 {{holds its carried streams in 'f32', which must be a float type at least as wide as each of them, found a carried 'tensor<4xf64>'}}
+  %y = step.repeat "cell" 3 (%h = %x : tensor<4xf64>) attributes {streams = f32} {
+    %t = step.tanh %h : tensor<4xf64> -> tensor<4xf64>
+    step.yield %t : tensor<4xf64>
+  }
+  return %y : tensor<4xf64>
+}
+
+// -----
+
+// Tests that wide streams need a coupling even when the repeat is not reversible (a stored
+// twin computes the same function): here the layer yields tanh(h).
+func.func @streams_no_coupling(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{holds its streams in 'f64', which needs each carried output to be a coupling x + g or x * c + g, but: carried value #0 is not an additive coupling}}
+  %y = step.repeat "cell" 3 (%h = %x : tensor<4xf32>) attributes {streams = f64} {
+    %t = step.tanh %h : tensor<4xf32> -> tensor<4xf32>
+    step.yield %t : tensor<4xf32>
+  }
+  return %y : tensor<4xf32>
+}
