@@ -9,6 +9,7 @@ void registerVjpModels(mlir::DialectRegistry &registry) {
   registry.addExtension(+[](mlir::MLIRContext *ctx, step::StepDialect *) {
     attachElementwiseVjps(ctx);
     attachStructuredVjps(ctx);
+    attachRoutingVjps(ctx);
   });
 }
 

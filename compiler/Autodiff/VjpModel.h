@@ -35,6 +35,7 @@ void attachVjp(mlir::MLIRContext *ctx) {
 
 void attachElementwiseVjps(mlir::MLIRContext *ctx);
 void attachStructuredVjps(mlir::MLIRContext *ctx);
+void attachRoutingVjps(mlir::MLIRContext *ctx);
 
 }  // namespace stepc::ad
 

@@ -143,7 +143,7 @@ class Evaluator {
     }
     if (llvm::isa_and_nonnull<step::StepDialect>(op->getDialect()))
       for (auto family : {runElementwiseOp, runReductionOp, runNormalizationOp,
-                          runContractionOp, runConvolutionOp, runShapeOp})
+                          runContractionOp, runConvolutionOp, runRoutingOp, runShapeOp})
         if (KernelResult handled = family(op, in, out)) {
           if (failed(*handled)) return mlir::failure();
           return out;

@@ -29,6 +29,8 @@ KernelResult runNormalizationOp(mlir::Operation *op, Operands in, Results out);
 KernelResult runContractionOp(mlir::Operation *op, Operands in, Results out);
 /// conv1d and its input and weight gradients.
 KernelResult runConvolutionOp(mlir::Operation *op, Operands in, Results out);
+/// top_k, route_tokens, route_experts, gather_rows.
+KernelResult runRoutingOp(mlir::Operation *op, Operands in, Results out);
 /// reshape, transpose, broadcast, slice, split, concat, pad, constant, iota.
 KernelResult runShapeOp(mlir::Operation *op, Operands in, Results out);
 

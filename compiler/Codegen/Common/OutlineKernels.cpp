@@ -78,23 +78,32 @@ void profile(mlir::ModuleOp module, mlir::func::CallOp call, int64_t id) {
 // A cumsum's or an embedding gradient's bufferized loop (`step.scan`, ScanPatterns.cpp) is
 // outlined whole: its steps of small kernels (add the slice to the running sum and copy it
 // into the result; add a gradient row into the row of its id) become one kernel, with the
-// loop inside. It qualifies if it has no results and holds only views, loads (the ids), index
-// arithmetic and linalg ops (nothing that allocates or calls out).
-bool isScanKernel(mlir::Operation *op) {
-  auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op);
-  if (!loop || !loop->hasAttr("step.scan") || loop.getNumResults() != 0) return false;
-  for (mlir::Operation &inner : loop.getBody()->without_terminator()) {
+// loop inside; so are the routing loops (RoutingPatterns.cpp), nests of scalar loads, selects
+// and stores. A loop qualifies if it has no results and holds only views, loads and stores,
+// scalar arithmetic, inner scf.for loops and linalg ops (nothing that allocates or calls out).
+bool scanBodyQualifies(mlir::Block &body) {
+  for (mlir::Operation &inner : body.without_terminator()) {
     if (llvm::isa<mlir::linalg::LinalgOp>(inner)) {
       if (!llvm::cast<mlir::linalg::LinalgOp>(inner).hasPureBufferSemantics()) return false;
       continue;
     }
+    if (auto nested = llvm::dyn_cast<mlir::scf::ForOp>(inner)) {
+      if (!scanBodyQualifies(*nested.getBody())) return false;
+      continue;
+    }
     if (!llvm::isa<mlir::memref::SubViewOp, mlir::memref::CollapseShapeOp,
-                   mlir::memref::ExpandShapeOp, mlir::memref::CastOp, mlir::memref::LoadOp>(
-            inner) &&
+                   mlir::memref::ExpandShapeOp, mlir::memref::CastOp, mlir::memref::LoadOp,
+                   mlir::memref::StoreOp>(inner) &&
         !llvm::isa<mlir::arith::ArithDialect>(inner.getDialect()))
       return false;
   }
   return true;
+}
+
+bool isScanKernel(mlir::Operation *op) {
+  auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op);
+  if (!loop || !loop->hasAttr("step.scan") || loop.getNumResults() != 0) return false;
+  return scanBodyQualifies(*loop.getBody());
 }
 
 struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {

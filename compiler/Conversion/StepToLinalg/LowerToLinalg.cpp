@@ -50,6 +50,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     populateSoftmaxPatterns(patterns);
     populateNormPatterns(patterns);
     populateScanPatterns(patterns);
+    populateRoutingPatterns(patterns);
     populateConvolutionPatterns(patterns);
     patterns.add<CustomGradForward>(&getContext());
 

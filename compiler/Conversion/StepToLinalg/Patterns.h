@@ -18,6 +18,8 @@ void populateShapePatterns(mlir::RewritePatternSet &patterns);
 void populateNormPatterns(mlir::RewritePatternSet &patterns);
 /// conv1d, conv1d_grad_input, conv1d_grad_weight (linalg.generic over the definition).
 void populateConvolutionPatterns(mlir::RewritePatternSet &patterns);
+/// gather_rows (a linalg.generic); top_k, route_tokens, route_experts (scf.for on tensors).
+void populateRoutingPatterns(mlir::RewritePatternSet &patterns);
 /// cumsum, embedding_grad (scf.for loops on tensors).
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
 /// Lowers every step.repeat inside a func.func under `root` to an scf.for over a clone of its

@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 
 #include <array>
+#include <cmath>
 
 namespace stepc::step {
 
@@ -765,6 +766,99 @@ STEP_INFER(IotaOp) {
   if (!normalizeAxis(adaptor.getAxis(), shape.size()))
     return r.fail("axis ", adaptor.getAxis(), " is out of range for shape ", shapeString(shape));
   out.push_back(RankedTensorType::get(shape, adaptor.getDtype()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Routing
+//===----------------------------------------------------------------------===//
+
+STEP_INFER(TopKOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the operand");
+  if (!input) return failure();
+  if (input->getRank() == 0) return r.fail("expected an operand of rank ≥ 1, found a scalar");
+  int64_t n = input->getShape().back(), k = adaptor.getK();
+  if (k > n) return r.fail("k = ", k, " exceeds the last dimension's size ", n);
+  SmallVector<int64_t> shape(input->getShape());
+  shape.back() = k;
+  out.push_back(RankedTensorType::get(shape, input->getElementType()));
+  out.push_back(RankedTensorType::get(shape, mlir::IntegerType::get(ctx, 32)));
+  return success();
+}
+
+namespace {
+
+// C = ⌈capacity_factor · T · k / E⌉, at most T (an expert takes a token once).
+std::optional<int64_t> routeCapacity(const Reporter &r, double factor, int64_t tokens, int64_t k,
+                                     int64_t experts) {
+  if (!(factor > 0.0) || factor > 1.0e6) {
+    (void)r.fail("expected a capacity_factor in (0, 1e6], found ", factor);
+    return std::nullopt;
+  }
+  double c = std::ceil(factor * static_cast<double>(tokens) * static_cast<double>(k) /
+                       static_cast<double>(experts));
+  return std::max<int64_t>(1, std::min<int64_t>(tokens, static_cast<int64_t>(c)));
+}
+
+void pushRoutes(MLIRContext *ctx, int64_t experts, int64_t capacity, int64_t tokens, int64_t k,
+                SmallVectorImpl<Type> &out) {
+  auto i32 = mlir::IntegerType::get(ctx, 32);
+  out.push_back(RankedTensorType::get({experts, capacity}, i32));
+  out.push_back(RankedTensorType::get({tokens, k}, i32));
+}
+
+}  // namespace
+
+STEP_INFER(RouteTokensOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto experts = ranked(r, adaptor.getExperts(), "the experts");
+  if (!experts) return failure();
+  if (experts->getRank() != 2)
+    return r.fail("expected experts of shape [T, k], found ", shapeString(experts->getShape()));
+  int64_t t = experts->getDimSize(0), k = experts->getDimSize(1), e = adaptor.getNumExperts();
+  if (k > e) return r.fail("each token chooses k = ", k, " experts but there are only ", e);
+  std::optional<int64_t> c = routeCapacity(r, adaptor.getCapacityFactor().convertToDouble(), t, k, e);
+  if (!c) return failure();
+  pushRoutes(ctx, e, *c, t, k, out);
+  return success();
+}
+
+STEP_INFER(RouteExpertsOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto scores = ranked(r, adaptor.getScores(), "the scores");
+  if (!scores) return failure();
+  if (scores->getRank() != 2)
+    return r.fail("expected scores of shape [T, E], found ", shapeString(scores->getShape()));
+  int64_t t = scores->getDimSize(0), e = scores->getDimSize(1), k = adaptor.getK();
+  if (k > e) return r.fail("each token takes k = ", k, " experts but there are only ", e);
+  std::optional<int64_t> c = routeCapacity(r, adaptor.getCapacityFactor().convertToDouble(), t, k, e);
+  if (!c) return failure();
+  pushRoutes(ctx, e, *c, t, k, out);
+  out.push_back(RankedTensorType::get({t, k}, mlir::IntegerType::get(ctx, 32)));
+  return success();
+}
+
+STEP_INFER(GatherRowsOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto source = ranked(r, adaptor.getSource(), "the source");
+  auto ids = ranked(r, adaptor.getIds(), "the ids");
+  auto inverse = ranked(r, adaptor.getInverse(), "the inverse");
+  if (!source || !ids || !inverse) return failure();
+  if (source->getRank() != 2)
+    return r.fail("expected a rank-2 source [N, D], found ", shapeString(source->getShape()));
+  int64_t virtualRows = source->getDimSize(0) * adaptor.getGroup();
+  if (inverse->getNumElements() != virtualRows)
+    return r.fail("expected an inverse of N · group = ", source->getDimSize(0), " · ",
+                  adaptor.getGroup(), " = ", virtualRows, " elements, found ",
+                  shapeString(inverse->getShape()));
+  SmallVector<int64_t> shape(ids->getShape());
+  shape.push_back(source->getDimSize(1));
+  out.push_back(RankedTensorType::get(shape, source->getElementType()));
   return success();
 }
 

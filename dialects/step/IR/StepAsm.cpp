@@ -65,6 +65,13 @@ std::optional<int64_t> ParseScope::lookupDim(llvm::StringRef name) {
   return std::nullopt;
 }
 
+llvm::SmallVector<std::string> ParseScope::dimNameList() {
+  llvm::SmallVector<std::string> out;
+  for (const Scope &scope : scopes)
+    for (const auto &entry : scope.dims) out.push_back(entry.first);
+  return out;
+}
+
 std::string ParseScope::dimNames() {
   std::string out;
   for (const Scope &scope : scopes)
@@ -125,9 +132,11 @@ mlir::ParseResult parseDimList(mlir::OpAsmParser &parser, mlir::Attribute &value
   return mlir::success();
 }
 
-// MLIR's attribute dictionary, where two entries may also use the model's named dims:
-//   shape = [0, 0, NH, -1]     an integer list of dim expressions
+// MLIR's attribute dictionary, where entries may also use the model's named dims:
+//   shape = [0, 0, NH, -1]     an integer list of dim expressions (so are start, limit,
+//                              strides, low, high, axes and perm)
 //   value = rsqrt(HS)          an f32 scalar expression over the dims (attention's scale)
+//   num_experts = E            any other entry: a bare named dim, an i64 integer
 // Everything else is parsed, and printed, as MLIR writes it; a dump holds the values.
 mlir::ParseResult parseAttrDictWithDims(mlir::OpAsmParser &parser, mlir::NamedAttrList &attrs) {
   if (failed(parser.parseOptionalLBrace())) return mlir::success();
@@ -144,7 +153,8 @@ mlir::ParseResult parseAttrDictWithDims(mlir::OpAsmParser &parser, mlir::NamedAt
       continue;
     }
     mlir::Attribute value;
-    if (name == "shape") {
+    if (llvm::is_contained({"shape", "start", "limit", "strides", "low", "high", "axes", "perm"},
+                           name)) {
       if (parseDimList(parser, value)) return mlir::failure();
     } else if (name == "value") {
       // An attribute as MLIR writes it (`dense<...>`, `0.5`), or a scalar expression over the
@@ -155,8 +165,16 @@ mlir::ParseResult parseAttrDictWithDims(mlir::OpAsmParser &parser, mlir::NamedAt
         auto type = mlir::RankedTensorType::get({}, b.getF32Type());
         value = mlir::DenseElementsAttr::get(type, static_cast<float>(*scalar));
       }
-    } else if (parser.parseAttribute(value)) {
-      return mlir::failure();
+    } else {
+      // A bare named dim is its value; only the names in scope are taken, so a keyword
+      // attribute (`i32`, `true`) is parsed by MLIR as before.
+      llvm::SmallVector<std::string> names = ParseScope::dimNameList();
+      llvm::SmallVector<llvm::StringRef> allowed(names.begin(), names.end());
+      llvm::StringRef dim;
+      if (!allowed.empty() && succeeded(parser.parseOptionalKeyword(&dim, allowed)))
+        value = b.getI64IntegerAttr(*ParseScope::lookupDim(dim));
+      else if (parser.parseAttribute(value))
+        return mlir::failure();
     }
     attrs.append(name, value);
   } while (succeeded(parser.parseOptionalComma()));

@@ -34,6 +34,8 @@ class ParseScope {
   static void bindDim(llvm::StringRef name, int64_t value);
   static std::optional<int64_t> lookupDim(llvm::StringRef name);
   static std::string dimNames();
+  /// The names of the dims in scope, innermost scope last.
+  static llvm::SmallVector<std::string> dimNameList();
   /// Function signatures, so calls can be typed while parsing (functions precede their calls).
   static void bindFunction(llvm::StringRef name, mlir::FunctionType type);
   static mlir::FunctionType lookupFunction(llvm::StringRef name);

@@ -126,6 +126,10 @@ STEP_TENSOR_OP_ASM(CastOp)
 STEP_TENSOR_OP_ASM(ConstantOp)
 STEP_TENSOR_OP_ASM(IotaOp)
 STEP_TENSOR_OP_ASM(DropoutOp)
+STEP_TENSOR_OP_ASM(TopKOp)
+STEP_TENSOR_OP_ASM(RouteTokensOp)
+STEP_TENSOR_OP_ASM(RouteExpertsOp)
+STEP_TENSOR_OP_ASM(GatherRowsOp)
 #undef STEP_TENSOR_OP_ASM
 
 //===----------------------------------------------------------------------===//

@@ -525,6 +525,95 @@ def Step_Conv1dOp : Step_TensorOp<"conv1d"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Routing (mixture of experts): static shapes, so the memory plan stays static
+//===----------------------------------------------------------------------===//
+
+def Step_TopKOp : Step_TensorOp<"top_k"> {
+  let summary = "the k largest entries along the last axis, with their indices";
+  let description = [{
+    `input [..., N]` → `values [..., k]`, `indices [..., k]` (i32), largest first. Equal
+    values keep the lower index first, so the selection is deterministic; a NaN ranks above
+    every number. The gradient flows through `values` to the chosen positions.
+
+    ```mlir
+    %gates, %experts = step.top_k %probs {k = 2}     // [T, E] → [T, 2], [T, 2]
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input, ConfinedAttr<Step_I64Attr, [IntPositive]>:$k);
+  let results = (outs Step_FloatTensor:$values, TensorOf<[I32]>:$indices);
+}
+
+def Step_RouteTokensOp : Step_TensorOp<"route_tokens"> {
+  let summary = "token-choice routing with a capacity per expert (a counting pass, no sort)";
+  let description = [{
+    `experts [T, k]` (i32: each token's experts in order of preference, e.g. `top_k`'s
+    indices) → `choices [E, C]`, `slots [T, k]` (i32), with E = `num_experts` and
+    C = min(T, ⌈`capacity_factor` · T · k / E⌉) (GShard / Switch).
+
+    Slots are given out in priority order: every token's first choice in token order, then
+    every second choice, and so on; a choice whose expert is full is dropped (the token keeps
+    only its residual there). `choices[e, c]` is the flat choice t · k + j in slot c of expert
+    e (−1 for an empty slot) and `slots[t, j]` the flat slot e · C + c that choice j of token t
+    took (−1 if dropped): two one-to-one maps, each the other's inverse, which is what
+    `step.gather_rows` needs to dispatch and to combine, forward and backward. Not
+    differentiable (integers); the gates' gradient flows through `top_k`'s values.
+
+    ```mlir
+    %choices, %slots = step.route_tokens %experts {num_experts = 8, capacity_factor = 1.25}
+    ```
+  }];
+  let arguments = (ins TensorOf<[I32]>:$experts,
+                       ConfinedAttr<Step_I64Attr, [IntPositive]>:$num_experts,
+                       DefaultValuedAttr<F64Attr, "1.0">:$capacity_factor);
+  let results = (outs TensorOf<[I32]>:$choices, TensorOf<[I32]>:$slots);
+}
+
+def Step_RouteExpertsOp : Step_TensorOp<"route_experts"> {
+  let summary = "expert-choice routing: each expert in turn takes its best C tokens";
+  let description = [{
+    `scores [T, E]` (f32, the router's) → `choices [E, C]`, `slots [T, k]`, `experts [T, k]`
+    (i32), with C = min(T, ⌈`capacity_factor` · T · k / E⌉). HomebrewNLP's greedy expert
+    choice: expert 0, then 1, ..., each takes the C highest-scoring tokens among those given
+    fewer than k experts so far (equal scores: the lower token first), so the load is balanced
+    exactly and with capacity_factor = 1 every token gets k experts (short of a last expert
+    left only tokens it already took). Within an expert, slots are in token order. `choices`
+    and `slots` are as for `step.route_tokens`; `experts[t, j]` is the expert of choice j of
+    token t (−1 if none). Each expert's threshold is found by bisection over the scores'
+    order-preserving integer keys: passes over the tokens, no sort. Not differentiable
+    (integers): the model reads the gates from the scores.
+
+    ```mlir
+    %choices, %slots, %experts = step.route_experts %probs {k = 1}
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$scores, ConfinedAttr<Step_I64Attr, [IntPositive]>:$k,
+                       DefaultValuedAttr<F64Attr, "1.0">:$capacity_factor);
+  let results = (outs TensorOf<[I32]>:$choices, TensorOf<[I32]>:$slots, TensorOf<[I32]>:$experts);
+}
+
+def Step_GatherRowsOp : Step_TensorOp<"gather_rows"> {
+  let summary = "gathers rows by a one-to-one routing map whose inverse is given";
+  let description = [{
+    `source [N, D]`, `ids [...]`, `inverse` (N · g elements; i32) → `[..., D]` with
+    g = `group`. The ids index N · g virtual rows, row q being `source[q div g]` (each source
+    row serves g choices, e.g. a token's k), so row p of the result is
+    `source[ids[p] div g]`, a zero row where `ids[p]` = −1. The map is one-to-one and
+    `inverse[q]` is the position p with `ids[p]` = q (−1 if none). Routing produces both maps,
+    so the gradient is a gather too (dsource[n] = Σ_j dresult[inverse[n · g + j]], in a fixed
+    order): no scatter, no atomics, the same bits on every run. The interpreter checks that
+    the maps are each other's inverse; compiled code trusts them.
+
+    ```mlir
+    %xe = step.gather_rows %x, %choices, %slots {group = 2}   // dispatch: [T, D] → [E, C, D]
+    %yk = step.gather_rows %out, %slots, %choices             // combine: [E·C, D] → [T, 2, D]
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$source, TensorOf<[I32]>:$ids, TensorOf<[I32]>:$inverse,
+                       DefaultValuedAttr<ConfinedAttr<Step_I64Attr, [IntPositive]>, "1">:$group);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
 // Gradient ops: emitted by autodiff, lowered to library calls / dedicated kernels
 //===----------------------------------------------------------------------===//
 
