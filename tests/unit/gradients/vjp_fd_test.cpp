@@ -364,6 +364,60 @@ std::vector<Case> allCases() {
                 {{F("5x3"), U(-2, 2)}, {"tensor<2x4xi64>", Ints(0, 5)}},
                 "%y = step.embedding %a0, %a1 : " + F("5x3") + ", tensor<2x4xi64>"});
 
+  // top_k: the values' gradient lands at the chosen positions (distinct inputs: no tie within
+  // the finite-difference step; ties are a kink, their rule is tested in interpreter_routing_test).
+  struct TopK { const char *shape; int64_t k; };
+  for (const TopK &t : std::vector<TopK>{{"2x5", 2}, {"3x4", 1}, {"2x2x6", 3}, {"2x3", 3}}) {
+    // The indices are integers (no loss term): the case squares the values instead.
+    std::string shape = t.shape, kept = shape.substr(0, shape.rfind('x') + 1) + std::to_string(t.k);
+    cs.push_back({std::string("top_k_") + t.shape + "_k" + std::to_string(t.k), "top_k",
+                  {{F(t.shape), Distinct(0.3)}},
+                  "%v, %i = step.top_k %a0 {k = " + std::to_string(t.k) + "} : " + F(t.shape) +
+                      "\n%y = step.mul %v, %v : " + F(kept) + ", " + F(kept)});
+  }
+
+  // gather_rows through real routings (the router's inputs distinct, so the routing is fixed
+  // within the step): token choice with dropped choices (capacity 2 for 12 choices) and a whole
+  // top-2 layer (gates through top_k's values), expert choice with empty slots (k = 1: 6
+  // tokens in 8 slots) and with k = 2.
+  const std::string topTwo = "%v, %e = step.top_k %a1 {k = 2} : " + F("6x4") + "\n";
+  cs.push_back({"gather_rows_dispatch_dropped", "gather_rows",
+                {{F("6x3"), U(-1.5, 1.5)}, {F("6x4"), Distinct(0.3)}},
+                topTwo +
+                    "%c, %s = step.route_tokens %e {num_experts = 4, capacity_factor = 0.5} : "
+                    "tensor<6x2xi32>\n"
+                    "%y = step.gather_rows %a0, %c, %s {group = 2} : " +
+                    F("6x3") + ", tensor<4x2xi32>, tensor<6x2xi32>"});
+  cs.push_back({"gather_rows_top2_layer", "gather_rows",
+                {{F("6x3"), U(-1.5, 1.5)}, {F("6x4"), Distinct(0.3)}, {F("4x3x3"), U(-1, 1)}},
+                topTwo +
+                    "%c, %s = step.route_tokens %e {num_experts = 4, capacity_factor = 0.75} : "
+                    "tensor<6x2xi32>\n"
+                    "%xe = step.gather_rows %a0, %c, %s {group = 2} : " + F("6x3") +
+                    ", tensor<4x3xi32>, tensor<6x2xi32>\n"
+                    "%he = step.batch_matmul %xe, %a2 : " + F("4x3x3") + ", " + F("4x3x3") + "\n"
+                    "%hf = step.reshape %he {shape = [12, 3]} : " + F("4x3x3") + "\n"
+                    "%yk = step.gather_rows %hf, %s, %c : " + F("12x3") +
+                    ", tensor<6x2xi32>, tensor<4x3xi32>\n"
+                    "%g = step.reshape %v {shape = [6, 2, 1]} : " + F("6x2") + "\n"
+                    "%y = step.mul %yk, %g : " + F("6x2x3") + ", " + F("6x2x1")});
+  for (int64_t k : {1, 2}) {
+    std::string c = k == 1 ? "2" : "3", kk = std::to_string(k);
+    std::string choices = "tensor<4x" + c + "xi32>", slots = "tensor<6x" + kk + "xi32>";
+    cs.push_back({"gather_rows_expert_choice_k" + kk, "gather_rows",
+                  {{F("6x3"), U(-1.5, 1.5)}, {F("6x4"), Distinct(0.3)}},
+                  "%p = step.softmax %a1 {axis = -1} : " + F("6x4") + "\n"
+                  "%pf = step.cast %p {to = f32} : " + F("6x4") + "\n"
+                  "%c, %s, %x = step.route_experts %pf {k = " + kk + "} : tensor<6x4xf32>\n"
+                  "%xe = step.gather_rows %a0, %c, %s {group = " + kk + "} : " + F("6x3") + ", " +
+                      choices + ", " + slots + "\n"
+                  "%xs = step.mul %xe, %xe : " + F("4x" + c + "x3") + ", " + F("4x" + c + "x3") + "\n"
+                  "%hf = step.reshape %xs {shape = [" + std::to_string(4 * (k == 1 ? 2 : 3)) +
+                      ", 3]} : " + F("4x" + c + "x3") + "\n"
+                  "%y = step.gather_rows %hf, %s, %c : " + F(std::to_string(4 * (k == 1 ? 2 : 3)) + "x3") +
+                      ", " + slots + ", " + choices});
+  }
+
   // conv1d: input and weight gradients, causal and valid, groups 1 and 2.
   struct Conv { const char *x, *w, *padding; int64_t groups; };
   for (const Conv &c : std::vector<Conv>{{"2x6x3", "3x3x4", "causal", 1},
