@@ -78,11 +78,25 @@ mlir::Value GradBuilder::reduceToShape(mlir::Value grad, mlir::Type target) {
   return reshape(reduced, to);
 }
 
-mlir::Value GradBuilder::sumOfSquares(mlir::Value x) {
+// byColumns: x is summed over every axis but the last into one partial sum per column,
+// then the columns are summed. On the CPU a reduction to one scalar is a single chain of
+// dependent adds (no vector lanes, one thread); the column sums are independent lanes that
+// vectorise and split over threads, which made the global gradient norm of an MoE's experts
+// (millions of elements) several times faster. A GPU splits the whole sum over its grid
+// instead, so it keeps the plain form. Either order is fixed, so the bits are too.
+mlir::Value GradBuilder::sumOfSquares(mlir::Value x, bool byColumns) {
   llvm::SmallVector<int64_t> all(rankOf(x));
   std::iota(all.begin(), all.end(), 0);
-  mlir::Value sq = mul(x, x);
-  return all.empty() ? sq : sum(sq, all);
+  if (all.empty()) return mul(x, x);
+  int64_t columns = shapeOf(x).back(), count = 1;
+  for (int64_t d : shapeOf(x)) count *= d;
+  if (!byColumns || all.size() < 2 || columns < 16 || count / columns < 16)
+    return sum(mul(x, x), all);
+  // Every leading axis reduced at once, no reshape: the square (and whatever elementwise work
+  // made x, such as adaptive SAM's T_w g) fuses into the column sums; a reshape between them
+  // would make it a parameter-sized temporary.
+  llvm::SmallVector<int64_t> leading(all.begin(), all.end() - 1);
+  return sum(sum(mul(x, x), leading), {0});
 }
 
 }  // namespace stepc::ad

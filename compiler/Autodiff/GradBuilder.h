@@ -87,7 +87,8 @@ class GradBuilder {
   /// Sums a broadcast gradient back to `target`'s shape (the adjoint of NumPy broadcasting).
   mlir::Value reduceToShape(mlir::Value grad, mlir::Type target);
   /// Sum of squares of every element: a rank-0 tensor.
-  mlir::Value sumOfSquares(mlir::Value x);
+  /// `byColumns`: x viewed as [rows, last] is summed over the rows first (see the .cpp).
+  mlir::Value sumOfSquares(mlir::Value x, bool byColumns = false);
 
  private:
   template <typename OpTy>

@@ -75,6 +75,9 @@ void buildKernels(mlir::OpPassManager &pm) {
 // owns, and statically shaped result allocations are replaced by the out-parameter itself (no
 // copy at the end). Fills sink to their first use so a GEMM overwrites instead of
 // accumulating; kernels are outlined, then tiled to scf.forall, then placed in the arena.
+// GELU epilogues are folded into GEMMs for CUDA only (cuBLASLt computes them in the GEMM); on
+// the CPU the runtime would run them as a single-threaded scalar pass after the GEMM, where
+// the kernel they stay in is parallel and vectorised.
 // The kernels' tiling is the target's: about 64 tiles for the CPU's threads, two waves of the
 // SMs of `gpuArch` (non-empty: a CUDA target) for its blocks. `debugNan` (the CPU's only: the
 // checks run on the host) checks every kernel's outputs for NaN and Inf.
@@ -89,12 +92,13 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
   std::string predict =
       gpuArch.empty() ? "" : (",step-predict-step-time{gpu-arch=" + gpuArch + "}").str();
   addPipeline(pm,
-              "step-drop-model,step-update-in-place,step-carry-in-place,eliminate-empty-tensors,"
+              std::string("step-drop-model,step-update-in-place,step-carry-in-place,eliminate-empty-tensors,"
               "one-shot-bufferize{bufferize-function-boundaries "
               "function-boundary-type-conversion=identity-layout-map},"
               "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
               "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
-              "step-sink-fills,step-contractions-to-library,step-gemm-epilogues,canonicalize,"
+              "step-sink-fills,step-contractions-to-library,step-gemm-epilogues") +
+                  (gpuArch.empty() ? "{gelu=false}" : "") + ",canonicalize,"
               "step-outline-kernels," + tiling + ",step-plan-memory" + predict +
                   (debugNan && gpuArch.empty() ? ",step-check-finite" : ""));
 }
@@ -159,6 +163,12 @@ struct GpuArchOptions : mlir::PassPipelineOptions<GpuArchOptions> {
                               llvm::cl::desc("the NVIDIA architecture (GpuTargets.h)"),
                               llvm::cl::init("sm_90")};
 };
+struct TrainOptions : mlir::PassPipelineOptions<TrainOptions> {
+  Option<bool> columnNorms{*this, "column-norms",
+                           llvm::cl::desc("the CPU's norms by columns (false: a GPU target's)"),
+                           llvm::cl::init(true)};
+};
+
 struct BuffersOptions : mlir::PassPipelineOptions<BuffersOptions> {
   Option<std::string> gpuArch{*this, "gpu-arch",
                               llvm::cl::desc("tile for this NVIDIA architecture's SMs (a CUDA "
@@ -170,8 +180,12 @@ struct BuffersOptions : mlir::PassPipelineOptions<BuffersOptions> {
 };
 
 // The table's builders: a stage's pipeline from the options it reads.
+// The CPU sums gradient norms by columns first (BuildTrainStep's column-norms); a GPU target
+// (and its emulation, which must run the GPU's program) splits whole sums over the grid.
 void stageTrain(mlir::OpPassManager &pm, const StageOptions &options) {
-  pm.addPass(train::createBuildTrainStep(options.train));
+  train::BuildTrainStepOptions train = options.train;
+  train.columnNorms = options.target == Target::CPU;
+  pm.addPass(train::createBuildTrainStep(train));
 }
 template <void (*Build)(mlir::OpPassManager &)>
 void stage(mlir::OpPassManager &pm, const StageOptions &) {
@@ -325,9 +339,13 @@ void registerCodegenPipelines() {
     registerStepCodegenEmulationPasses();
     lowering::registerLoweringPasses();
     train::registerTrainingPasses();
-    mlir::PassPipelineRegistration<>(
+    mlir::PassPipelineRegistration<TrainOptions>(
         "stepc-train", "stage `train`: the model's train step, its step.config as written",
-        [](mlir::OpPassManager &pm) { pm.addPass(train::createBuildTrainStep()); });
+        [](mlir::OpPassManager &pm, const TrainOptions &o) {
+          StageOptions stage;
+          stage.target = o.columnNorms ? Target::CPU : Target::CUDA;
+          stageTrain(pm, stage);
+        });
     mlir::PassPipelineRegistration<>(
         "stepc-linalg", "stage `linalg`: @eval_loss, step.program, step ops to linalg",
         buildLinalg);

@@ -29,8 +29,10 @@ struct InputSlot {
 
 class TrainStepBuilder {
  public:
-  TrainStepBuilder(step::ModelOp model, const TrainConfig &config, bool exportGrads)
-      : model(model), config(config), exportGrads(exportGrads), b(model.getContext()),
+  TrainStepBuilder(step::ModelOp model, const TrainConfig &config, bool exportGrads,
+                   bool columnNorms)
+      : model(model), config(config), exportGrads(exportGrads), columnNorms(columnNorms),
+        b(model.getContext()),
         loc(model.getLoc()) {}
 
   mlir::LogicalResult build(mlir::ModuleOp module);
@@ -48,6 +50,7 @@ class TrainStepBuilder {
   step::ModelOp model;
   const TrainConfig &config;
   bool exportGrads;
+  bool columnNorms;
   mlir::OpBuilder b;
   mlir::Location loc;
   llvm::SmallVector<step::ParamOp> paramOps;
@@ -161,7 +164,7 @@ mlir::FailureOr<llvm::SmallVector<Value>> TrainStepBuilder::samPerturbation(
       scaled.push_back(grad);
     }
   }
-  Value norm = emitGlobalNorm(g, scaled, et);
+  Value norm = emitGlobalNorm(g, scaled, et, columnNorms);
   Value factor = g.div(g.scalar(config.samRho, et), g.add(norm, g.scalar(1e-12, et)));
   llvm::SmallVector<Value> perturbed;
   for (auto [p, d] : llvm::zip(params, directions))
@@ -267,7 +270,7 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
     slotsInfo.push_back({p.getDeclName(), v, grad,
                          static_cast<int>(p.getStoredType().getRank() -
                                           p.getDeclaredType().getRank())});
-  Value gradNorm = emitGlobalNorm(g, grads, f32);
+  Value gradNorm = emitGlobalNorm(g, grads, f32, columnNorms);
   llvm::SmallVector<Value> clipped = emitClipping(g, config, slotsInfo, gradNorm);
   for (auto [info, c] : llvm::zip(slotsInfo, clipped)) info.grad = c;
   Value lr = castTo(g, emitLearningRate(g, config, t), f32);
@@ -326,7 +329,7 @@ struct BuildTrainStepPass : impl::BuildTrainStepBase<BuildTrainStepPass> {
     mlir::FailureOr<TrainConfig> config = resolveTrainConfig(models[0], overrides);
     if (failed(config)) return signalPassFailure();
     writeTrainConfig(models[0], *config);
-    if (failed(TrainStepBuilder(models[0], *config, exportGrads).build(module)))
+    if (failed(TrainStepBuilder(models[0], *config, exportGrads, columnNorms).build(module)))
       return signalPassFailure();
   }
 };

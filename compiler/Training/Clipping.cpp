@@ -9,9 +9,10 @@ mlir::Value castTo(ad::GradBuilder &g, mlir::Value v, mlir::Type type) {
 }
 
 mlir::Value emitGlobalNorm(ad::GradBuilder &g, llvm::ArrayRef<mlir::Value> values,
-                           mlir::Type type) {
+                           mlir::Type type, bool byColumns) {
   mlir::Value total = g.scalar(0.0, type);
-  for (mlir::Value v : values) total = g.add(total, castTo(g, g.sumOfSquares(v), type));
+  for (mlir::Value v : values)
+    total = g.add(total, castTo(g, g.sumOfSquares(v, byColumns), type));
   return g.one<step::SqrtOp>({total});
 }
 

@@ -40,6 +40,9 @@ def BuildTrainStep : Pass<"step-build-train-step", "mlir::ModuleOp"> {
     Option<"exportGrads", "export-grads", "bool", "false",
            "also return every parameter's gradient (before clipping: the one grad_norm measures; "
            "SAM's second pass's with SAM), role `grad`, for `train --save-grads`">,
+    Option<"columnNorms", "column-norms", "bool", "false",
+           "sum each gradient's squares by columns first (the CPU's choice: vector lanes and "
+           "threads instead of one chain of adds; a GPU splits a whole sum over its grid)">,
   ];
   let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
 }

@@ -38,8 +38,9 @@ struct ParamSlot {
 mlir::Value emitLearningRate(ad::GradBuilder &g, const TrainConfig &config, mlir::Value step);
 
 /// sqrt of the sum of squares of every element of `values` (rank-0 of `type`); zero when empty.
+/// `byColumns`: each value's squares summed by columns first (GradBuilder::sumOfSquares).
 mlir::Value emitGlobalNorm(ad::GradBuilder &g, llvm::ArrayRef<mlir::Value> values,
-                           mlir::Type type);
+                           mlir::Type type, bool byColumns = false);
 
 /// `v` converted to element type `type` (itself when it already has it).
 mlir::Value castTo(ad::GradBuilder &g, mlir::Value v, mlir::Type type);

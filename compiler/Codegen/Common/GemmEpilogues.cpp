@@ -300,6 +300,7 @@ std::pair<mlir::linalg::FillOp, mlir::linalg::GenericOp> biasGradientAfter(
 }
 
 struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
+  using GemmEpiloguesBase::GemmEpiloguesBase;
   mlir::func::FuncOp declaration(mlir::ModuleOp module, mlir::OpBuilder &b) {
     if (auto fn = module.lookupSymbol<mlir::func::FuncOp>(kEpilogue)) return fn;
     mlir::OpBuilder::InsertionGuard guard(b);
@@ -423,6 +424,7 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
     int64_t flags = residual ? kResidual : 0;
     if (!bias) {
       // D = C · gelu'(X), X the GELU's input (the residual slot carries it): cuBLASLt's DGELU.
+      if (!gelu) return false;
       mlir::Block &body = *generic.getBody();
       llvm::SmallPtrSet<mlir::Operation *, 32> used;
       if (!residual || !isGeluTanhGrad(body.getTerminator()->getOperand(0), cArg, residualArg,
@@ -433,6 +435,7 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
       flags = kDGelu;
     } else if (!isSumOf(*generic.getBody(), leaves)) {
       // D = gelu(C + bias): cuBLASLt's GELU_BIAS epilogue.
+      if (!gelu) return false;
       mlir::Block &body = *generic.getBody();
       llvm::SmallPtrSet<mlir::Operation *, 16> used;
       mlir::Value x = residual ? nullptr : geluTanhInput(body.getTerminator()->getOperand(0), used);

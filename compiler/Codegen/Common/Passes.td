@@ -77,6 +77,11 @@ def TileKernels : Pass<"step-tile-kernels", "mlir::ModuleOp"> {
 def GemmEpilogues : Pass<"step-gemm-epilogues", "mlir::ModuleOp"> {
   let summary = "Folds a bias add (and a residual add) after a library GEMM into the GEMM's epilogue";
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+  let options = [
+    Option<"gelu", "gelu", "bool", /*default=*/"true",
+           "also fold GELU (gelu(C + bias)) and its backward (C · gelu'(X)); the CPU passes false: "
+           "its generated kernels are parallel and vectorised, the runtime's epilogue is not">
+  ];
 }
 
 #endif  // STEPC_CODEGEN_COMMON_PASSES_TD

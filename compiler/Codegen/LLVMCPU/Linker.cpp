@@ -61,7 +61,8 @@ std::string linkExecutable(const std::vector<std::string> &objects,
   std::vector<llvm::StringRef> args = {driver, "-o", temporary};
   for (const std::string &object : objects) args.push_back(object);
   for (llvm::StringRef a : {llvm::StringRef(runtimeArchive), llvm::StringRef(blas),
-                            llvm::StringRef("-lm"), llvm::StringRef("-lpthread"),
+                            llvm::StringRef("-lmvec"), llvm::StringRef("-lm"),
+                            llvm::StringRef("-lpthread"),
                             llvm::StringRef("-ldl")})
     args.push_back(a);
   llvm::SmallString<128> log;

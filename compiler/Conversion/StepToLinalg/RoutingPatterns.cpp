@@ -55,15 +55,20 @@ struct Scalars {
 using Body = llvm::function_ref<llvm::SmallVector<Value>(mlir::OpBuilder &, mlir::Location,
                                                          Value, ValueRange)>;
 
-// scf.for iv in [0, n) carrying `init`.
+// scf.for iv in [0, n) carrying `init`, marked `step.scan`. Every loop of a nest is marked:
+// canonicalization inlines a loop of one iteration (k = 1, one expert), and the next loop in
+// must still be outlined as the kernel (left in the host function, it would run on the host,
+// on a GPU's device pointers). Outlining takes the outermost marked loop.
 mlir::scf::ForOp loop(mlir::OpBuilder &b, mlir::Location l, int64_t n, ValueRange init, Body body) {
   Value zero = b.create<ar::ConstantIndexOp>(l, 0), one = b.create<ar::ConstantIndexOp>(l, 1);
   Value upper = b.create<ar::ConstantIndexOp>(l, n);
-  return b.create<mlir::scf::ForOp>(
+  auto result = b.create<mlir::scf::ForOp>(
       l, zero, upper, one, init,
       [&](mlir::OpBuilder &bb, mlir::Location ll, Value iv, ValueRange carried) {
         bb.create<mlir::scf::YieldOp>(ll, body(bb, ll, iv, carried));
       });
+  result->setAttr("step.scan", b.getUnitAttr());
+  return result;
 }
 
 mlir::RankedTensorType typeOf(Value v) { return llvm::cast<mlir::RankedTensorType>(v.getType()); }
@@ -142,7 +147,6 @@ struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
       });
       return llvm::SmallVector<Value>(scan.getResults());
     });
-    outer->setAttr("step.scan", rw.getUnitAttr());
     llvm::SmallVector<int64_t> shape(inputType.getShape());
     shape.back() = k;
     rw.replaceOp(op, {reshapeTo(rw, loc, outer.getResult(0),
@@ -188,7 +192,6 @@ struct RouteTokensLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
       });
       return llvm::SmallVector<Value>(inner.getResults());
     });
-    outer->setAttr("step.scan", rw.getUnitAttr());
     rw.replaceOp(op, {outer.getResult(1), outer.getResult(2)});
     return mlir::success();
   }
@@ -279,7 +282,6 @@ struct RouteExpertsLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
       return llvm::SmallVector<Value>{take.getResult(2), take.getResult(3), take.getResult(4),
                                       take.getResult(5)};
     });
-    outer->setAttr("step.scan", rw.getUnitAttr());
     rw.replaceOp(op, {outer.getResult(1), outer.getResult(2), outer.getResult(3)});
     return mlir::success();
   }

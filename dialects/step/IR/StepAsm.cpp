@@ -132,6 +132,29 @@ mlir::ParseResult parseDimList(mlir::OpAsmParser &parser, mlir::Attribute &value
   return mlir::success();
 }
 
+// parseDimList after its '[': the entries, then ']'.
+mlir::ParseResult parseDimListTail(mlir::OpAsmParser &parser, mlir::Attribute &value) {
+  mlir::Builder &b = parser.getBuilder();
+  llvm::SmallVector<mlir::Attribute> entries;
+  if (failed(parser.parseOptionalRSquare())) {
+    if (parser.parseCommaSeparatedList([&]() -> mlir::ParseResult {
+          int64_t entry;
+          mlir::OptionalParseResult integer = parser.parseOptionalInteger(entry);
+          if (integer.has_value()) {
+            if (mlir::failed(*integer)) return mlir::failure();
+          } else if (parseDimExpr(parser, entry)) {
+            return mlir::failure();
+          }
+          entries.push_back(b.getI64IntegerAttr(entry));
+          return mlir::success();
+        }) ||
+        parser.parseRSquare())
+      return mlir::failure();
+  }
+  value = b.getArrayAttr(entries);
+  return mlir::success();
+}
+
 // MLIR's attribute dictionary, where entries may also use the model's named dims:
 //   shape = [0, 0, NH, -1]     an integer list of dim expressions (so are start, limit,
 //                              strides, low, high, axes and perm)
@@ -153,9 +176,14 @@ mlir::ParseResult parseAttrDictWithDims(mlir::OpAsmParser &parser, mlir::NamedAt
       continue;
     }
     mlir::Attribute value;
-    if (llvm::is_contained({"shape", "start", "limit", "strides", "low", "high", "axes", "perm"},
-                           name)) {
+    if (name == "shape") {
       if (parseDimList(parser, value)) return mlir::failure();
+    } else if (llvm::is_contained({"start", "limit", "strides", "low", "high", "axes", "perm"},
+                                  name) &&
+               succeeded(parser.parseOptionalLSquare())) {
+      // The same list with its '[' taken; anything else (`axes = 1`) is MLIR's to parse and the
+      // op's verifier's to refuse.
+      if (parseDimListTail(parser, value)) return mlir::failure();
     } else if (name == "value") {
       // An attribute as MLIR writes it (`dense<...>`, `0.5`), or a scalar expression over the
       // dims (`rsqrt(HS)`, `0.5 * rsqrt(C)`), which becomes an f32 scalar.
