@@ -113,26 +113,7 @@ namespace {
 // `[e0, e1, ...]` where each entry is an integer (reshape's 0 and -1 included) or a dim
 // expression that starts with a named dim (`NH`, `HS * 2`): an array of i64 integers, as
 // MLIR's own parser gives for an integer list.
-mlir::ParseResult parseDimList(mlir::OpAsmParser &parser, mlir::Attribute &value) {
-  mlir::Builder &b = parser.getBuilder();
-  llvm::SmallVector<mlir::Attribute> entries;
-  if (parser.parseCommaSeparatedList(mlir::AsmParser::Delimiter::Square, [&]() -> mlir::ParseResult {
-        int64_t entry;
-        mlir::OptionalParseResult integer = parser.parseOptionalInteger(entry);
-        if (integer.has_value()) {
-          if (mlir::failed(*integer)) return mlir::failure();
-        } else if (parseDimExpr(parser, entry)) {
-          return mlir::failure();
-        }
-        entries.push_back(b.getI64IntegerAttr(entry));
-        return mlir::success();
-      }))
-    return mlir::failure();
-  value = b.getArrayAttr(entries);
-  return mlir::success();
-}
-
-// parseDimList after its '[': the entries, then ']'.
+// A dim list after its '[': the entries, then ']'.
 mlir::ParseResult parseDimListTail(mlir::OpAsmParser &parser, mlir::Attribute &value) {
   mlir::Builder &b = parser.getBuilder();
   llvm::SmallVector<mlir::Attribute> entries;
@@ -154,6 +135,11 @@ mlir::ParseResult parseDimListTail(mlir::OpAsmParser &parser, mlir::Attribute &v
   value = b.getArrayAttr(entries);
   return mlir::success();
 }
+
+mlir::ParseResult parseDimList(mlir::OpAsmParser &parser, mlir::Attribute &value) {
+  return mlir::failure(parser.parseLSquare() || parseDimListTail(parser, value));
+}
+
 
 // MLIR's attribute dictionary, where entries may also use the model's named dims:
 //   shape = [0, 0, NH, -1]     an integer list of dim expressions (so are start, limit,

@@ -23,12 +23,13 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from parity_common import adamw_update, batch, check, initial_state, parse_args  # noqa: E402
+# GPT-2's attention, LayerNorm, decay set and schedule (same dims and recipe; only the MLP differs).
+from gpt2_parity import attention, decays, layer_norm, lr_at  # noqa: E402
 
 B, T, V, C, L, NH, E, K = 2, 16, 64, 32, 2, 4, 4, 2
-HS, N = C // NH, B * T
+N = B * T
 CAP = min(N, math.ceil(1.25 * N * K / E))
 STEPS, SEED, RHO = 10, 7, 0.05
-LR, MIN_LR, WARMUP, TOTAL = 6e-4, 6e-5, 700, 19073
 B1, B2, EPS, WD, MAX_NORM = 0.9, 0.95, 1e-8, 0.1, 1.0
 SHAPES = {"ln_1.weight": (C,), "ln_1.bias": (C,), "attn.c_attn.weight": (C, 3 * C),
           "attn.c_attn.bias": (3 * C,), "attn.c_proj.weight": (C, C), "attn.c_proj.bias": (C,),
@@ -38,10 +39,6 @@ SHAPES = {"ln_1.weight": (C,), "ln_1.bias": (C,), "attn.c_attn.weight": (C, 3 * 
 
 F = torch.nn.functional
 ROUTES = []  # each layer's (experts, kept) of the last forward, to report what SAM re-routes
-
-
-def layer_norm(x, g, b):
-    return F.layer_norm(x, (x.shape[-1],), g, b, eps=1e-5)
 
 
 def moe(x, q):
@@ -75,31 +72,13 @@ def forward(p, tokens, targets):
     aux = 0.0
     for l in range(L):
         q = lambda n: p["h." + n][l]
-        a = layer_norm(h, q("ln_1.weight"), q("ln_1.bias"))
-        qkv = a @ q("attn.c_attn.weight") + q("attn.c_attn.bias")
-        qq, kk, vv = qkv.split(C, dim=-1)
-        heads = lambda x: x.view(B, T, NH, HS).transpose(1, 2)
-        att = (heads(qq) @ heads(kk).transpose(-1, -2)) / math.sqrt(HS)
-        att = att.masked_fill(~mask, float("-inf")).softmax(-1)
-        ctx = (att @ heads(vv)).transpose(1, 2).reshape(B, T, C)
-        h = h + ctx @ q("attn.c_proj.weight") + q("attn.c_proj.bias")
+        h = h + attention(h, q, mask)
         m = layer_norm(h, q("ln_2.weight"), q("ln_2.bias"))
         y, layer_aux = moe(m.reshape(N, C), q)
         h = h + y.reshape(B, T, C)
         aux = aux + layer_aux
     logits = layer_norm(h, p["ln_f.weight"], p["ln_f.bias"]) @ p["wte"].T
     return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1)) + aux
-
-
-def decays(name):
-    return not (name.endswith("bias") or "ln_" in name or name == "wpe")
-
-
-def lr_at(t):
-    if t < WARMUP:
-        return LR * (t + 1) / WARMUP
-    progress = min((t - WARMUP) / max(1, TOTAL - WARMUP), 1.0)
-    return MIN_LR + 0.5 * (LR - MIN_LR) * (1 + math.cos(math.pi * progress))
 
 
 def reference(init, stream, dtype):

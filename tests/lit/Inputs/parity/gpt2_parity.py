@@ -40,20 +40,24 @@ STACKED = ["ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
 def layer_norm(x, g, b):
     return torch.nn.functional.layer_norm(x, (x.shape[-1],), g, b, eps=1e-5)
 
+def attention(h, q, mask):
+    """Pre-LayerNorm causal self-attention of one layer (q: the layer's parameter by name)."""
+    a = layer_norm(h, q("ln_1.weight"), q("ln_1.bias"))
+    qkv = a @ q("attn.c_attn.weight") + q("attn.c_attn.bias")
+    qq, kk, vv = qkv.split(C, dim=-1)
+    heads = lambda x: x.view(B, T, NH, HS).transpose(1, 2)
+    att = (heads(qq) @ heads(kk).transpose(-1, -2)) / math.sqrt(HS)
+    att = att.masked_fill(~mask, float("-inf")).softmax(-1)
+    ctx = (att @ heads(vv)).transpose(1, 2).reshape(B, T, C)
+    return ctx @ q("attn.c_proj.weight") + q("attn.c_proj.bias")
+
 def forward(p, tokens, targets):
     pos = torch.arange(T)
     h = p["wte"][tokens] + p["wpe"][pos]
     mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
     for l in range(L):
         q = lambda n: p["h." + n][l]
-        a = layer_norm(h, q("ln_1.weight"), q("ln_1.bias"))
-        qkv = a @ q("attn.c_attn.weight") + q("attn.c_attn.bias")
-        qq, kk, vv = qkv.split(C, dim=-1)
-        heads = lambda x: x.view(B, T, NH, HS).transpose(1, 2)
-        att = (heads(qq) @ heads(kk).transpose(-1, -2)) / math.sqrt(HS)
-        att = att.masked_fill(~mask, float("-inf")).softmax(-1)
-        ctx = (att @ heads(vv)).transpose(1, 2).reshape(B, T, C)
-        h = h + ctx @ q("attn.c_proj.weight") + q("attn.c_proj.bias")
+        h = h + attention(h, q, mask)
         m = layer_norm(h, q("ln_2.weight"), q("ln_2.bias"))
         f = torch.nn.functional.gelu(m @ q("mlp.c_fc.weight") + q("mlp.c_fc.bias"), approximate="tanh")
         h = h + f @ q("mlp.c_proj.weight") + q("mlp.c_proj.bias")
