@@ -27,14 +27,12 @@ achieved GFLOP/s of the active GEMM FLOPs against the machine's measured FMA pea
 """
 import argparse
 import json
-import math
 import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STEPC = os.path.join(REPO, "bazel-bin", "compiler", "Driver", "stepc")
@@ -135,9 +133,6 @@ def run_stepc(binary, steps, warmup, threads, env):
                     "--metrics", metrics], check=True, capture_output=True, env=env)
     rows = [json.loads(l) for l in open(metrics)]
     return [r["step_ms"] for r in rows[warmup:]]
-
-
-ROUTING_SHAPE = None  # set per configuration: the [T, E] router shape string
 
 
 def routing_share(binary, threads, T, E, env):

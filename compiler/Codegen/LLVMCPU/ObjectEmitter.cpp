@@ -70,18 +70,19 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine, unsigned optLe
   // LLVM 19's libmvec table stops at exp, log, pow, sin, cos, tan: the rest of what kernels
   // call (GELU's tanhf and erff, log1pf, expm1f) is in glibc >= 2.35 under the same vector ABI
   // names, 8 lanes for AVX2 and 16 for AVX-512 (only when the target has it).
-  static const char *const kMore[] = {"tanhf", "erff", "log1pf", "expm1f"};
-  static std::vector<std::string> names;  // VecDesc keeps StringRefs
-  if (names.empty())
-    for (const char *fn : kMore)
-      for (const char *variant : {"_ZGVdN8v_", "_ZGVeN16v_"}) names.push_back(variant + std::string(fn));
+  struct Variants { const char *scalar, *avx2, *avx512; };
+  static constexpr Variants kMore[] = {
+      {"tanhf", "_ZGVdN8v_tanhf", "_ZGVeN16v_tanhf"},
+      {"erff", "_ZGVdN8v_erff", "_ZGVeN16v_erff"},
+      {"log1pf", "_ZGVdN8v_log1pf", "_ZGVeN16v_log1pf"},
+      {"expm1f", "_ZGVdN8v_expm1f", "_ZGVeN16v_expm1f"}};
   bool avx512 = llvm::StringRef(machine.getTargetFeatureString()).contains("+avx512f");
   std::vector<llvm::VecDesc> more;
-  for (size_t i = 0; i < names.size(); i += 2) {
-    llvm::StringRef fn = kMore[i / 2];
-    more.emplace_back(fn, names[i], llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v");
+  for (const Variants &fn : kMore) {
+    more.emplace_back(fn.scalar, fn.avx2, llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v");
     if (avx512)
-      more.emplace_back(fn, names[i + 1], llvm::ElementCount::getFixed(16), false, "_ZGV_LLVM_N16v");
+      more.emplace_back(fn.scalar, fn.avx512, llvm::ElementCount::getFixed(16), false,
+                        "_ZGV_LLVM_N16v");
   }
   library.addVectorizableFunctions(more);
   functions.registerPass([&] { return llvm::TargetLibraryAnalysis(library); });

@@ -149,34 +149,14 @@ struct BatchMatmulLowering : mlir::OpRewritePattern<step::BatchMatmulOp> {
   }
 };
 
-// embedding: a generic over the result [..., D] reading the id of each position (its map drops
-// the last loop) and the table entry [id, d] with tensor.extract, the id clamped to the table
-// (clampedIndex: no read out of bounds).
+// embedding: a gather of table rows by id (gatherRows), the id clamped to the table.
 struct EmbeddingLowering : mlir::OpRewritePattern<step::EmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::EmbeddingOp op,
                                       mlir::PatternRewriter &rw) const override {
-    mlir::Location loc = op.getLoc();
     auto resultType = llvm::cast<mlir::RankedTensorType>(op.getType());
-    int64_t rank = resultType.getRank();
-    llvm::SmallVector<mlir::AffineExpr> idExprs;
-    for (int64_t d = 0; d < rank - 1; ++d) idExprs.push_back(rw.getAffineDimExpr(d));
-    llvm::SmallVector<mlir::AffineMap> maps = {mlir::AffineMap::get(rank, 0, idExprs, getContext()),
-                                               rw.getMultiDimIdentityMap(rank)};
-    llvm::SmallVector<mlir::utils::IteratorType> iterators(rank,
-                                                           mlir::utils::IteratorType::parallel);
-    Value table = op.getTable();
-    auto generic = rw.create<mlir::linalg::GenericOp>(
-        loc, mlir::TypeRange{resultType}, mlir::ValueRange{op.getIds()},
-        mlir::ValueRange{emptyTensor(rw, loc, resultType)}, maps, iterators,
-        [&](mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange args) {
-          Value row = clampedIndex(b, l, args[0],
-                                   llvm::cast<mlir::RankedTensorType>(table.getType()).getDimSize(0));
-          Value col = b.create<mlir::linalg::IndexOp>(l, rank - 1);
-          Value v = b.create<mlir::tensor::ExtractOp>(l, table, mlir::ValueRange{row, col});
-          b.create<mlir::linalg::YieldOp>(l, v);
-        });
-    rw.replaceOp(op, generic.getResult(0));
+    rw.replaceOp(op, gatherRows(rw, op.getLoc(), op.getTable(), op.getIds(), resultType,
+                                /*group=*/1, /*zeroForNegative=*/false));
     return mlir::success();
   }
 };

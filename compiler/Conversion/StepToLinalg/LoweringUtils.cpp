@@ -149,4 +149,37 @@ mlir::Value clampedIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id,
                                         last);
 }
 
+mlir::Value gatherRows(mlir::OpBuilder &b, mlir::Location loc, mlir::Value source, mlir::Value ids,
+                       mlir::RankedTensorType resultType, int64_t group, bool zeroForNegative) {
+  int64_t rank = resultType.getRank();
+  int64_t rows = llvm::cast<mlir::RankedTensorType>(source.getType()).getDimSize(0) * group;
+  llvm::SmallVector<mlir::AffineExpr> idExprs;
+  for (int64_t d = 0; d < rank - 1; ++d) idExprs.push_back(b.getAffineDimExpr(d));
+  llvm::SmallVector<mlir::AffineMap> maps = {
+      mlir::AffineMap::get(rank, 0, idExprs, b.getContext()), b.getMultiDimIdentityMap(rank)};
+  llvm::SmallVector<mlir::utils::IteratorType> iterators(rank, mlir::utils::IteratorType::parallel);
+  auto generic = b.create<mlir::linalg::GenericOp>(
+      loc, mlir::TypeRange{resultType}, mlir::ValueRange{ids},
+      mlir::ValueRange{emptyTensor(b, loc, resultType)}, maps, iterators,
+      [&](mlir::OpBuilder &bb, mlir::Location l, mlir::ValueRange args) {
+        mlir::Value q = clampedIndex(bb, l, args[0], rows);
+        mlir::Value row =
+            group == 1 ? q
+                       : bb.create<mlir::arith::DivUIOp>(
+                               l, q, bb.create<mlir::arith::ConstantIndexOp>(l, group))
+                             .getResult();
+        mlir::Value col = bb.create<mlir::linalg::IndexOp>(l, rank - 1);
+        mlir::Value v = bb.create<mlir::tensor::ExtractOp>(l, source, mlir::ValueRange{row, col});
+        if (zeroForNegative) {
+          mlir::Value present = bb.create<mlir::arith::CmpIOp>(
+              l, mlir::arith::CmpIPredicate::sge, args[0],
+              scalarConstant(bb, l, args[0].getType(), 0.0));
+          v = bb.create<mlir::arith::SelectOp>(
+              l, present, v, scalarConstant(bb, l, resultType.getElementType(), 0.0));
+        }
+        bb.create<mlir::linalg::YieldOp>(l, v);
+      });
+  return generic.getResult(0);
+}
+
 }  // namespace stepc::lowering

@@ -54,6 +54,13 @@ bool isFloat(mlir::Type elementType);
 /// the clamp guards ids computed in the model, which the interpreter reports when out of range.
 mlir::Value clampedIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id, int64_t size);
 
+/// A row gather as a linalg.generic over `resultType` [..., D]: position p reads row
+/// ids[p] div `group` of `source` [N, D] with tensor.extract (the id map drops the last loop),
+/// the id clamped to the source (no read out of bounds). With `zeroForNegative` a negative id
+/// gives a zero row (gather_rows' empty slot). Elementwise fusion folds it into its consumers.
+mlir::Value gatherRows(mlir::OpBuilder &b, mlir::Location loc, mlir::Value source, mlir::Value ids,
+                       mlir::RankedTensorType resultType, int64_t group, bool zeroForNegative);
+
 }  // namespace stepc::lowering
 
 #endif  // STEPC_COMPILER_CONVERSION_STEPTOLINALG_LOWERINGUTILS_H

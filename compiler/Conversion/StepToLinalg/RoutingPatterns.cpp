@@ -1,9 +1,8 @@
 //===- RoutingPatterns.cpp - top_k, routing and gather_rows → linalg / scf ------===//
 //
-// - gather_rows: a linalg.generic over the result reading each position's id and the source
-//   row with tensor.extract (a zero row for −1), like the embedding, so that elementwise fusion
-//   folds it into what consumes the rows (the cast to the GEMM's type, the gate scale, the
-//   combine's sum over k): the permute is never a pass of its own.
+// - gather_rows: the embedding's row gather (gatherRows, LoweringUtils.h) with a zero row for
+//   −1 and the group's division, so that elementwise fusion folds it into what consumes the
+//   rows (the cast to the GEMM's type, the gate scale): the permute is never a pass of its own.
 // - top_k, route_tokens, route_experts: scalar loops on tensors (scf.for carrying the results,
 //   tensor.extract / tensor.insert), marked `step.scan` so that each is outlined as one kernel.
 //   They touch T · k or T · E · 33 scalars, against the experts' T · k · D · H multiply-adds,
@@ -27,7 +26,6 @@ namespace ar = mlir::arith;
 struct Scalars {
   mlir::OpBuilder &b;
   mlir::Location l;
-  Value index(int64_t v) { return b.create<ar::ConstantIndexOp>(l, v); }
   Value i32(int64_t v) { return b.create<ar::ConstantIntOp>(l, v, 32); }
   Value i64(int64_t v) { return b.create<ar::ConstantIntOp>(l, v, 64); }
   Value toI32(Value indexValue) {
@@ -77,31 +75,8 @@ struct GatherRowsLowering : mlir::OpRewritePattern<step::GatherRowsOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::GatherRowsOp op,
                                       mlir::PatternRewriter &rw) const override {
-    mlir::Location loc = op.getLoc();
-    auto resultType = typeOf(op.getResult());
-    int64_t rank = resultType.getRank(), group = op.getGroup();
-    int64_t virtualRows = typeOf(op.getSource()).getDimSize(0) * group;
-    llvm::SmallVector<mlir::AffineExpr> idExprs;
-    for (int64_t d = 0; d < rank - 1; ++d) idExprs.push_back(rw.getAffineDimExpr(d));
-    llvm::SmallVector<mlir::AffineMap> maps = {mlir::AffineMap::get(rank, 0, idExprs, getContext()),
-                                               rw.getMultiDimIdentityMap(rank)};
-    llvm::SmallVector<mlir::utils::IteratorType> iterators(rank,
-                                                           mlir::utils::IteratorType::parallel);
-    Value source = op.getSource();
-    auto generic = rw.create<mlir::linalg::GenericOp>(
-        loc, mlir::TypeRange{resultType}, ValueRange{op.getIds()},
-        ValueRange{emptyTensor(rw, loc, resultType)}, maps, iterators,
-        [&](mlir::OpBuilder &b, mlir::Location l, ValueRange args) {
-          Scalars s{b, l};
-          Value present = s.cmp(ar::CmpIPredicate::sge, args[0], s.i32(0));
-          Value q = clampedIndex(b, l, args[0], virtualRows);  // never a read out of bounds
-          Value row = group == 1 ? q : b.create<ar::DivUIOp>(l, q, s.index(group)).getResult();
-          Value col = b.create<mlir::linalg::IndexOp>(l, rank - 1);
-          Value v = s.get(source, {row, col});
-          Value zero = scalarConstant(b, l, resultType.getElementType(), 0.0);
-          b.create<mlir::linalg::YieldOp>(l, s.select(present, v, zero));
-        });
-    rw.replaceOp(op, generic.getResult(0));
+    rw.replaceOp(op, gatherRows(rw, op.getLoc(), op.getSource(), op.getIds(),
+                                typeOf(op.getResult()), op.getGroup(), /*zeroForNegative=*/true));
     return mlir::success();
   }
 };

@@ -402,7 +402,10 @@ std::vector<Case> allCases() {
                     "%g = step.reshape %v {shape = [6, 2, 1]} : " + F("6x2") + "\n"
                     "%y = step.mul %yk, %g : " + F("6x2x3") + ", " + F("6x2x1")});
   for (int64_t k : {1, 2}) {
-    std::string c = k == 1 ? "2" : "3", kk = std::to_string(k);
+    // C = ceil(6 k / 4) slots per expert: 2 for k = 1 (8 slots, 6 tokens), 3 for k = 2.
+    int64_t capacity = k == 1 ? 2 : 3;
+    std::string c = std::to_string(capacity), kk = std::to_string(k);
+    std::string rows = std::to_string(4 * capacity), slotsShape = "4x" + c + "x3";
     std::string choices = "tensor<4x" + c + "xi32>", slots = "tensor<6x" + kk + "xi32>";
     cs.push_back({"gather_rows_expert_choice_k" + kk, "gather_rows",
                   {{F("6x3"), U(-1.5, 1.5)}, {F("6x4"), Distinct(0.3)}},
@@ -411,11 +414,10 @@ std::vector<Case> allCases() {
                   "%c, %s, %x = step.route_experts %pf {k = " + kk + "} : tensor<6x4xf32>\n"
                   "%xe = step.gather_rows %a0, %c, %s {group = " + kk + "} : " + F("6x3") + ", " +
                       choices + ", " + slots + "\n"
-                  "%xs = step.mul %xe, %xe : " + F("4x" + c + "x3") + ", " + F("4x" + c + "x3") + "\n"
-                  "%hf = step.reshape %xs {shape = [" + std::to_string(4 * (k == 1 ? 2 : 3)) +
-                      ", 3]} : " + F("4x" + c + "x3") + "\n"
-                  "%y = step.gather_rows %hf, %s, %c : " + F(std::to_string(4 * (k == 1 ? 2 : 3)) + "x3") +
-                      ", " + slots + ", " + choices});
+                  "%xs = step.mul %xe, %xe : " + F(slotsShape) + ", " + F(slotsShape) + "\n"
+                  "%hf = step.reshape %xs {shape = [" + rows + ", 3]} : " + F(slotsShape) + "\n"
+                  "%y = step.gather_rows %hf, %s, %c : " + F(rows + "x3") + ", " + slots + ", " +
+                      choices});
   }
 
   // conv1d: input and weight gradients, causal and valid, groups 1 and 2.
