@@ -67,5 +67,15 @@ int main(int argc, char **argv) {
     }
   }
   stepc::rt::initProfile(program->info().kernelNames);
-  return stepc::rt::trainingMain(argc, argv, *program);
+  // Under mpirun: join the run's ranks (a no-op for one process).
+  status = program->attachRanks();
+  if (!status.ok()) {
+    std::fprintf(stderr, "%s: error: %s\n", argc > 0 ? argv[0] : "stepc-program",
+                 status.message().c_str());
+    program->detachRanks(1);
+    return 1;
+  }
+  int code = stepc::rt::trainingMain(argc, argv, *program);
+  program->detachRanks(code);
+  return code;
 }

@@ -97,7 +97,8 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
               "function-boundary-type-conversion=identity-layout-map},"
               "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
               "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
-              "step-sink-fills,step-contractions-to-library,step-gemm-epilogues") +
+              "step-sink-fills,step-contractions-to-library,step-collectives-to-runtime,"
+              "step-gemm-epilogues") +
                   (gpuArch.empty() ? "{gelu=false}" : "") + ",canonicalize,"
               "step-outline-kernels," + tiling + ",step-plan-memory" + predict +
                   (debugNan && gpuArch.empty() ? ",step-check-finite" : ""));

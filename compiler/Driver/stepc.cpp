@@ -62,6 +62,9 @@ ABSL_FLAG(bool, keep_object, false, "`compile`: also keep the object file as OUT
 ABSL_FLAG(bool, export_grads, false,
           "the step also returns every parameter's gradient (before clipping), which `NAME train "
           "--save-grads F` writes; for comparing gradients with another framework");
+ABSL_FLAG(bool, data_parallel, false,
+          "`compile`: the step averages its loss and gradients over the ranks of `mpirun -np N "
+          "NAME train` (a fixed-order tree, so N ranks give one process's bits); the CPU target");
 ABSL_FLAG(std::string, test_only_flip_vjp, "",
           "tests only: negate the gradient of every op of this name (e.g. step.gelu), a broken "
           "VJP the PyTorch parity test must catch");
@@ -255,6 +258,7 @@ stepc::train::BuildTrainStepOptions trainOverrides() {
   options.microBatches = absl::GetFlag(FLAGS_micro_batches);
   options.clip = absl::GetFlag(FLAGS_clip);
   options.exportGrads = absl::GetFlag(FLAGS_export_grads);
+  options.dataParallel = absl::GetFlag(FLAGS_data_parallel);
   return options;
 }
 
@@ -436,6 +440,9 @@ int main(int argc, char **argv) {
   stageOptions.target = *target;
   if (stageOptions.train.exportGrads && *target == cg::Target::CUDA)
     return fail("--export-grads: the CPU target only (the CUDA step returns no gradients)");
+  if (stageOptions.train.dataParallel && *target != cg::Target::CPU)
+    return fail("--data-parallel: the CPU target only for now (MPI collectives; the NCCL path "
+                "for --target=cuda is not built yet)");
   if (std::string invalid = stageOptions.validate(); !invalid.empty()) return fail(invalid);
   bool buildExecutable = command == "compile" && emitName.empty();
   const cg::Stage *emit = cg::findStage(*target, emitName.empty() ? "llvm" : emitName);

@@ -125,6 +125,11 @@ KernelResult runShapeOp(mlir::Operation *op, Operands in, Results out) {
         out[0].data = in[0]->data;  // row-major order is unchanged
         return ok();
       })
+      // The interpreter is one process: the mean over one rank is the input.
+      .Case<step::AllReduceOp>([&](auto) {
+        out[0].data = in[0]->data;
+        return ok();
+      })
       .Case<step::TransposeOp>([&](step::TransposeOp t) {
         transpose(step::toI64Vector(t.getPerm()), *in[0], out[0]);
         return ok();

@@ -30,8 +30,9 @@ struct InputSlot {
 class TrainStepBuilder {
  public:
   TrainStepBuilder(step::ModelOp model, const TrainConfig &config, bool exportGrads,
-                   bool columnNorms)
+                   bool columnNorms, bool dataParallel)
       : model(model), config(config), exportGrads(exportGrads), columnNorms(columnNorms),
+        dataParallel(dataParallel),
         b(model.getContext()),
         loc(model.getLoc()) {}
 
@@ -51,6 +52,7 @@ class TrainStepBuilder {
   const TrainConfig &config;
   bool exportGrads;
   bool columnNorms;
+  bool dataParallel;
   mlir::OpBuilder b;
   mlir::Location loc;
   llvm::SmallVector<step::ParamOp> paramOps;
@@ -74,10 +76,36 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::si
   return std::make_pair(tracked[0], *grads);
 }
 
+// --data-parallel: the sum over the ranks of each rank's (summed) loss and gradients, in f32.
+std::pair<Value, llvm::SmallVector<Value>> allReduce(ad::GradBuilder &g, Value loss,
+                                                      llvm::ArrayRef<Value> grads) {
+  mlir::Type f32 = g.builder().getF32Type();
+  Value l = g.one<step::AllReduceOp>({g.one<step::CastOp>({loss}, {g.attr("to", mlir::TypeAttr::get(f32))})});
+  llvm::SmallVector<Value> reduced;
+  for (Value grad : grads) reduced.push_back(g.one<step::AllReduceOp>({grad}));
+  return {l, reduced};
+}
+
 mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lossAndGrads(
     llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs) {
   int64_t k = config.microBatches;
-  if (k == 1) return singlePass(params, inputs);
+  if (dataParallel) {
+    if (llvm::any_of(params, [](Value p) { return !ad::elementTypeOf(p).isF32(); }))
+      return model.emitError() << "--data-parallel reduces f32 gradients; this model has "
+                                  "parameters of another dtype";
+    if (!llvm::isPowerOf2_64(k))
+      return model.emitError() << "--data-parallel splits the micro-batches over the ranks and "
+                                  "sums them in a binary tree (so that N ranks give one "
+                                  "process's bits), which needs micro_batches to be a power of "
+                                  "two, found "
+                               << k;
+  }
+  if (k == 1) {
+    auto pass = singlePass(params, inputs);
+    if (failed(pass) || !dataParallel) return pass;
+    ad::GradBuilder g(b, loc);
+    return allReduce(g, pass->first, pass->second);
+  }
   // The micro-batches' losses and gradients are averaged, which is the full batch's only for a
   // mean over the batch: a summed loss would come out 1/K of it. Refused where it is summed.
   if (mlir::Operation *def = model.getLossOp().getLoss().getDefiningOp()) {
@@ -102,8 +130,21 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     slices.push_back(g.reshape(input, shape));
   }
   mlir::Type f32 = b.getF32Type();
-  llvm::SmallVector<Value> inits{g.scalar(0.0, f32)};
-  for (Value p : params) inits.push_back(g.zerosLike(p.getType()));
+  // Data-parallel: a binary tree over the micro-batch index, ((g0 + g1) + (g2 + g3)). It is a
+  // binary counter: after micro-batch i, merges[i] (its trailing ones) pending partial sums
+  // are folded into it, then it is kept at level merges[i]; `levels` more sets of
+  // accumulators. Each of N ranks runs an aligned block of K/N micro-batches (the loop is
+  // marked step.rank_split: its bounds come from the runtime) and so ends with its block's
+  // subtree; the all-reduce sums those in the same tree: one process's bits. The
+  // accumulators start at -0, the exact identity of IEEE addition (x + -0 = x, even for
+  // x = +0 and -0), so a level above the rank's block, never written there, adds nothing.
+  double zero = dataParallel ? -0.0 : 0.0;
+  llvm::SmallVector<Value> inits{g.scalar(zero, f32)};
+  for (Value p : params) inits.push_back(g.splat(zero, p.getType()));
+  size_t width = inits.size();
+  int64_t levels = dataParallel ? llvm::Log2_64(k) : 0;
+  for (int64_t l = 0; l < levels; ++l)
+    for (size_t j = 0; j < width; ++j) inits.push_back(inits[j]);
   llvm::SmallVector<mlir::Type> types;
   for (Value v : inits) types.push_back(v.getType());
   // Dropout draws from step * K + micro-batch, so micro-batches get different masks.
@@ -113,8 +154,16 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
   if (hasDropout)
     slices.push_back(g.one<step::IotaOp>({}, {g.arrayAttr("shape", {k}), g.i64Attr("axis", 0),
                                               g.attr("dtype", mlir::TypeAttr::get(b.getI64Type()))}));
+  if (levels > 0) {
+    llvm::SmallVector<int64_t> merges;
+    for (int64_t i = 0; i < k; ++i) merges.push_back(llvm::countr_one(static_cast<uint64_t>(i)));
+    auto table = mlir::RankedTensorType::get({k}, b.getI64Type());
+    slices.push_back(b.create<step::ConstantOp>(
+        loc, table, mlir::DenseElementsAttr::get(table, llvm::ArrayRef<int64_t>(merges))));
+  }
   auto repeat = b.create<step::RepeatOp>(loc, types, b.getStringAttr("micro_batch"),
                                          b.getI64IntegerAttr(k), inits, slices, nullptr, nullptr);
+  if (dataParallel) repeat->setAttr("step.rank_split", b.getUnitAttr());
   mlir::Block *body = b.createBlock(&repeat.getBody());
   for (Value v : inits) body->addArgument(v.getType(), loc);
   llvm::SmallVector<Value> sliceArgs;
@@ -123,6 +172,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     sliceArgs.push_back(body->addArgument(
         mlir::RankedTensorType::get(t.getShape().drop_front(), t.getElementType()), loc));
   }
+  Value merges = levels > 0 ? sliceArgs.pop_back_val() : Value();
   Value outerStep = stepCounter;
   if (hasDropout) {
     Value index = sliceArgs.pop_back_val();
@@ -133,17 +183,36 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
   stepCounter = outerStep;
   if (failed(pass)) return mlir::failure();
   ad::GradBuilder gi(b, loc);
-  llvm::SmallVector<Value> next{gi.add(body->getArgument(0), gi.one<step::CastOp>(
-                                    {pass->first}, {gi.attr("to", mlir::TypeAttr::get(f32))}))};
-  for (auto [i, grad] : llvm::enumerate(pass->second))
-    next.push_back(gi.add(body->getArgument(i + 1), grad));
+  llvm::SmallVector<Value> mine{
+      gi.one<step::CastOp>({pass->first}, {gi.attr("to", mlir::TypeAttr::get(f32))})};
+  mine.append(pass->second.begin(), pass->second.end());
+  llvm::SmallVector<Value> next;
+  if (levels == 0) {
+    for (size_t j = 0; j < width; ++j) next.push_back(gi.add(body->getArgument(j), mine[j]));
+  } else {
+    auto level = [&](int64_t l, size_t j) { return body->getArgument((l + 1) * width + j); };
+    for (int64_t l = 0; l < levels; ++l) {  // fold the pending sums, earlier ones on the left
+      Value merge = gi.compare(merges, gi.scalar(static_cast<double>(l), b.getI64Type()), "gt");
+      for (size_t j = 0; j < width; ++j)
+        mine[j] = gi.select(merge, gi.add(level(l, j), mine[j]), mine[j]);
+    }
+    next = mine;  // the running subtree; the whole sum after the last micro-batch
+    for (int64_t l = 0; l < levels; ++l) {
+      Value keep = gi.compare(merges, gi.scalar(static_cast<double>(l), b.getI64Type()), "eq");
+      for (size_t j = 0; j < width; ++j) next.push_back(gi.select(keep, mine[j], level(l, j)));
+    }
+  }
   b.create<step::YieldOp>(loc, next);
   b.setInsertionPointAfter(repeat);
   if (g.failed() || gi.failed()) return mlir::failure();
+  Value loss = repeat.getResult(0);
+  llvm::SmallVector<Value> sums;
+  for (size_t i = 0; i < params.size(); ++i) sums.push_back(repeat.getResult(i + 1));
+  if (dataParallel) std::tie(loss, sums) = allReduce(g, loss, sums);
   double inv = 1.0 / static_cast<double>(k);
   llvm::SmallVector<Value> grads;
-  for (size_t i = 0; i < params.size(); ++i) grads.push_back(g.scale(repeat.getResult(i + 1), inv));
-  return std::make_pair(g.scale(repeat.getResult(0), inv), grads);
+  for (Value s : sums) grads.push_back(g.scale(s, inv));
+  return std::make_pair(g.scale(loss, inv), grads);
 }
 
 mlir::FailureOr<llvm::SmallVector<Value>> TrainStepBuilder::samPerturbation(
@@ -300,6 +369,8 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
   fn.setFunctionType(b.getFunctionType(argTypes, mlir::ValueRange(results).getTypes()));
   fn.setAllArgAttrs(argAttrs);
   fn.setAllResultAttrs(resultAttrs);
+  // The runtime splits these micro-batches over the ranks (DescribeProgram records it).
+  if (dataParallel) fn->setAttr("step.data_parallel", b.getI64IntegerAttr(config.microBatches));
   ad::eraseDeadStepOps(fn.getBody());
   if (g.failed()) return model.emitError() << "internal error while assembling the train step";
   return mlir::success();
@@ -329,7 +400,8 @@ struct BuildTrainStepPass : impl::BuildTrainStepBase<BuildTrainStepPass> {
     mlir::FailureOr<TrainConfig> config = resolveTrainConfig(models[0], overrides);
     if (failed(config)) return signalPassFailure();
     writeTrainConfig(models[0], *config);
-    if (failed(TrainStepBuilder(models[0], *config, exportGrads, columnNorms).build(module)))
+    if (failed(TrainStepBuilder(models[0], *config, exportGrads, columnNorms, dataParallel)
+                   .build(module)))
       return signalPassFailure();
   }
 };

@@ -40,6 +40,11 @@ def BuildTrainStep : Pass<"step-build-train-step", "mlir::ModuleOp"> {
     Option<"exportGrads", "export-grads", "bool", "false",
            "also return every parameter's gradient (before clipping: the one grad_norm measures; "
            "SAM's second pass's with SAM), role `grad`, for `train --save-grads`">,
+    Option<"dataParallel", "data-parallel", "bool", "false",
+           "split the micro-batches over the data-parallel ranks (the loop marked "
+           "step.rank_split) and sum the loss and gradients over them (step.all_reduce) before "
+           "clipping, SAM's perturbation and the optimizer; micro-batches are summed in a binary "
+           "tree, so N ranks give one process's bits (micro_batches a power of two)">,
     Option<"columnNorms", "column-norms", "bool", "false",
            "sum each gradient's squares by columns first (the CPU's choice: vector lanes and "
            "threads instead of one chain of adds; a GPU splits a whole sum over its grid)">,

@@ -191,6 +191,11 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   }
   root.add("plannedBytes", num(static_cast<double>(info.plannedBytes)));
   root.add("kernelCount", num(static_cast<double>(info.kernelCount)));
+  if (info.dataParallelMicroBatches > 0) {
+    root.add("dataParallelMicroBatches", num(static_cast<double>(info.dataParallelMicroBatches)));
+    root.add("allReduces", num(static_cast<double>(info.allReduces)));
+    root.add("allReduceBytes", num(static_cast<double>(info.allReduceBytes)));
+  }
   JsonValue extra = JsonValue::array();
   for (const std::string &m : info.extraMetrics) extra.items.push_back(JsonValue::string(m));
   root.add("extraMetrics", std::move(extra));
@@ -302,6 +307,11 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
   }
   info.plannedBytes = r.integer(root, "plannedBytes");
   info.kernelCount = r.integer(root, "kernelCount");
+  if (const JsonValue *e = root.find("dataParallelMicroBatches"); e && e->isNumber()) {
+    info.dataParallelMicroBatches = r.integer(root, "dataParallelMicroBatches");
+    info.allReduces = r.integer(root, "allReduces");
+    info.allReduceBytes = r.integer(root, "allReduceBytes");
+  }
   if (const JsonValue *a = r.member(root, "extraMetrics", JsonValue::Kind::kArray))
     for (const JsonValue &m : a->items) info.extraMetrics.push_back(m.text);
   if (const JsonValue *a = root.find("repeatMemory"); a && a->isArray())

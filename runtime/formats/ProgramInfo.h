@@ -98,6 +98,12 @@ struct ProgramInfo {
   int64_t plannedBytes = 0;
   /// Kernels of the compiled step, for `info` (0 if unknown).
   int64_t kernelCount = 0;
+  /// Data-parallel (compiled with --data-parallel): the micro-batches the ranks split (0: a
+  /// one-process step, which refuses to run under mpirun -np N>1), the all-reduces one step
+  /// issues and the bytes they reduce.
+  int64_t dataParallelMicroBatches = 0;
+  int64_t allReduces = 0;
+  int64_t allReduceBytes = 0;
   /// Names of the profiled calls (kernels and library GEMMs) by profile id (Profile.h).
   std::vector<std::string> kernelNames;
 };

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "runtime/hal/Device.h"
 #include "runtime/hal/Gemm.h"
@@ -64,10 +66,60 @@ Status CompiledProgram::selectDevice(const std::string &device) {
 }
 
 Status CompiledProgram::setThreads(int threads) {
-  // One pool runs both the tiled loop kernels and the GEMM blocks.
+  // One pool runs both the tiled loop kernels and the GEMM blocks. Ranks on one machine share
+  // its cores (mpirun places them; this is the default, not a binding).
   useSingleThreadedBlas();
+  if (threads <= 0 && ranks_ && ranks_->size() > 1) {
+    // Unbound ranks (mpirun --bind-to none) share this machine's CPUs with the others here.
+    threads = availableCpus();
+    const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    int here = local ? std::atoi(local) : 1;
+    if (here > 1 && threads == static_cast<int>(std::thread::hardware_concurrency()))
+      threads = std::max(1, threads / here);
+  }
   setPoolThreads(threads);
   return {};
+}
+
+Status CompiledProgram::attachRanks() {
+  if (Status s = openCommunicator(ranks_); !s.ok()) return s;
+  if (!ranks_) return {};
+  // The caller's detachRanks(1) then ends every rank: none can train alone on its share.
+  int size = ranks_->size();
+  int64_t split = description_.info.dataParallelMicroBatches;
+  if (size > 1 && split == 0)
+    return Status::error("mpirun started " + std::to_string(size) +
+                         " ranks, but this executable's step does not reduce over ranks: "
+                         "compile it with `stepc compile --data-parallel`");
+  if (size > 1 && (split % size != 0 || (size & (size - 1)) != 0))
+    return Status::error("mpirun started " + std::to_string(size) + " ranks, but the step's " +
+                         std::to_string(split) + " micro-batches do not split into " +
+                         std::to_string(size) + " aligned blocks (each rank's block is a "
+                         "subtree of the micro-batch tree): the rank count must be a power of "
+                         "two that divides the micro-batches; compile with "
+                         "--micro-batches=" + std::to_string(size) + " or a multiple of it");
+  if (useCuda_ && ranks_->size() > 1)
+    return Status::error("data-parallel runs use the CPU step (the NCCL path is not built yet)");
+  setCommunicator(ranks_.get());
+  return {};
+}
+
+void CompiledProgram::detachRanks(int exitCode) {
+  if (!ranks_) return;
+  setCommunicator(nullptr);
+  if (exitCode != 0 && ranks_->size() > 1) ranks_->abort(exitCode);
+  ranks_->finish();
+  ranks_.reset();
+}
+
+Ranks CompiledProgram::ranks() const {
+  Ranks r;
+  if (ranks_) {
+    r.rank = ranks_->rank();
+    r.size = ranks_->size();
+    r.launcher = ranks_->launcher();
+  }
+  return r;
 }
 
 Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
@@ -120,6 +172,8 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
     args_.push_back(scratch_[i].data());
   }
   fn(args_.data());
+  // --data-parallel: a reduction that failed (its error names the rank and the peer).
+  if (std::string error; takeCollectiveError(error)) return Status::error(error);
   // --debug-nan: the first output of the step that held a NaN or Inf, by where it came from.
   NonFinite bad;
   if (takeNonFinite(bad)) {

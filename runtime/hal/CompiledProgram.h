@@ -15,6 +15,7 @@
 
 #include "runtime/formats/ProgramDescription.h"
 #include "runtime/harness/StepProgram.h"
+#include "runtime/hal/cpu/Collectives.h"
 #include "runtime/hal/cuda/CudaStep.h"
 
 namespace stepc::rt {
@@ -38,6 +39,14 @@ class CompiledProgram : public StepProgram {
   /// without a GPU), auto the CUDA one when the GPU answers and else the CPU one, saying so.
   Status selectDevice(const std::string &device) override;
   std::string describeGpu() const override;
+
+  /// Joins the data-parallel run mpirun started, if any (Collectives.h). More than one rank
+  /// needs a step compiled with --data-parallel. Call before the first step.
+  Status attachRanks();
+  /// Leaves the run at exit: normally for exit code 0, else ends every rank (a rank that
+  /// failed must not leave the others waiting in a reduction).
+  void detachRanks(int exitCode);
+  Ranks ranks() const override;
 
   const ProgramInfo &info() const override { return description_.info; }
   const ProgramDescription &description() const { return description_; }
@@ -78,6 +87,7 @@ class CompiledProgram : public StepProgram {
   PackedEntry cudaTrain_ = nullptr, cudaEval_ = nullptr;
   bool useCuda_ = false;
   std::unique_ptr<cuda::CudaStep> cudaStep_;
+  std::unique_ptr<Communicator> ranks_;
   std::vector<std::vector<float>> scratch_;  // one per result of the entry being called
   std::vector<std::vector<float>> grads_;    // the last step's gradients (--export-grads)
   std::vector<void *> args_;

@@ -154,8 +154,13 @@ int trainingMain(int argc, const char *const *argv, StepProgram &program, FILE *
                  s.message().c_str(), name.c_str());
     return kUsageExitCode;
   }
+  Ranks ranks = program.ranks();
+  // Every rank of a data-parallel run says what failed on it, by its rank.
+  std::string who = ranks.size > 1 ? " (rank " + std::to_string(ranks.rank) + " of " +
+                                         std::to_string(ranks.size) + ")"
+                                   : "";
   auto fail = [&](const Status &s) {
-    std::fprintf(err, "%s: error: %s\n", name.c_str(), s.message().c_str());
+    std::fprintf(err, "%s%s: error: %s\n", name.c_str(), who.c_str(), s.message().c_str());
     return kFailureExitCode;
   };
   switch (cl.command) {
@@ -183,6 +188,32 @@ int trainingMain(int argc, const char *const *argv, StepProgram &program, FILE *
       ReporterOptions options;
       options.out = err;
       options.metricsPath = cl.metricsPath;
+      // Rank 0 reports for the run; the others train silently (their errors still print).
+      FILE *devNull = nullptr;
+      if (ranks.size > 1) {
+        if (ranks.rank == 0) {
+          const ProgramInfo &info = program.info();
+          int64_t rows = info.inputs.empty() ? 0 : info.inputs[0].shape[0];
+          int64_t k = info.dataParallelMicroBatches;
+          std::fprintf(err,
+                       "data-parallel: %d ranks (%s), each on the CPU; each step's batch of %lld "
+                       "rows in %lld micro-batches, %lld per rank, summed in a fixed tree (the "
+                       "bits of one process)\n",
+                       ranks.size, ranks.launcher.c_str(), static_cast<long long>(rows),
+                       static_cast<long long>(k), static_cast<long long>(k / ranks.size));
+        } else {
+          devNull = std::fopen("/dev/null", "w");
+          options.out = devNull ? devNull : err;
+          options.mode = ReporterOptions::Mode::kQuiet;
+          options.metricsPath.clear();
+        }
+      }
+      struct Closer {
+        FILE *f;
+        ~Closer() {
+          if (f) std::fclose(f);
+        }
+      } closer{devNull};
       Reporter reporter(options);
       InterruptHandler handler;
       cl.train.interrupted = &gInterrupted;

@@ -63,6 +63,12 @@ struct StepMetrics {
   std::vector<std::pair<std::string, double>> extra;
 };
 
+/// The data-parallel run this process is one rank of (one rank: the defaults).
+struct Ranks {
+  int rank = 0, size = 1;
+  std::string launcher;  // what started the ranks, e.g. "Open MPI v4.1.4"; empty for one
+};
+
 /// Metrics with every extra metric of `info` present (zero), in order.
 StepMetrics emptyMetrics(const ProgramInfo &info);
 /// Stores metric `name`: loss, lr, grad_norm, or the extra metric of that name.
@@ -107,6 +113,10 @@ class StepProgram {
   /// Runs training step `step` (0 for the first) in place: reads the batch, updates params and
   /// state, fills `metrics`. An error stops training.
   virtual Status run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) = 0;
+
+  /// The ranks this program's step reduces over. Each rank fills its slice of the global batch
+  /// (rows rank·B ... of size·B, B the program's batch) and only rank 0 reports and writes.
+  virtual Ranks ranks() const { return {}; }
 
   /// The loss of the current params on a batch, without updating anything (for `eval`).
   /// The gradients of the last step run, one per parameter in ProgramInfo order, for a

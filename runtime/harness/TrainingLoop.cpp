@@ -247,12 +247,20 @@ std::string firstNonFinite(const ProgramInfo &info, const StepBuffers &buffers) 
 
 class CheckpointWriter {
  public:
+  // `lead`: this process writes (rank 0 of a data-parallel run; the others hold the same
+  // params and state, and only name the file).
   CheckpointWriter(const TrainOptions &options, const ProgramInfo &info,
-                   const StepBuffers &buffers, const BatchSource &data, Reporter &reporter)
-      : options_(options), info_(info), buffers_(buffers), data_(data), reporter_(reporter) {}
+                   const StepBuffers &buffers, const BatchSource &data, Reporter &reporter,
+                   bool lead)
+      : options_(options), info_(info), buffers_(buffers), data_(data), reporter_(reporter),
+        lead_(lead) {}
 
   Status write(int64_t step) {
     std::string path = checkpointPath(options_.checkpointDir, step);
+    if (!lead_) {
+      last_ = path;
+      return {};
+    }
     if (Status s = writeTo(path, step); !s.ok()) return s;
     last_ = path;
     reporter_.note("checkpoint: " + path);
@@ -266,6 +274,7 @@ class CheckpointWriter {
   }
   /// The best-validation checkpoint, beside the rotated ones (never removed by the rotation).
   Status writeBest(int64_t step, double valLoss) {
+    if (!lead_) return {};
     std::string path = bestCheckpointPath(options_.checkpointDir);
     if (Status s = writeTo(path, step); !s.ok()) return s;
     char text[64];
@@ -303,8 +312,10 @@ class CheckpointWriter {
   const StepBuffers &buffers_;
   const BatchSource &data_;
   Reporter &reporter_;
+  bool lead_;
   std::string last_;
 };
+
 
 // Loads the newest checkpoint of `dir` into `buffers`; `what` names the flag in errors.
 Status resumeFrom(const std::string &dir, const char *what, const ProgramInfo &info,
@@ -428,7 +439,10 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
   if (Status s = program.selectDevice(options.device); !s.ok()) return s.withContext("--device");
   if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
 
-  CheckpointWriter checkpoints(options, info, buffers, data, reporter);
+  // Every rank of a data-parallel run draws the whole batch (its step reads only its block
+  // of micro-batches) and holds the same params and state; rank 0 writes them.
+  bool lead = program.ranks().rank == 0;
+  CheckpointWriter checkpoints(options, info, buffers, data, reporter, lead);
   RunStart start;
   start.firstStep = first;
   start.totalSteps = total;
@@ -512,7 +526,7 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
   if (Status s = program.syncToHost(buffers); !s.ok()) return s;
   if (!options.checkpointDir.empty() && lastWritten != end)
     if (Status s = checkpoints.write(end); !s.ok()) return s;
-  if (!options.saveParams.empty()) {
+  if (!options.saveParams.empty() && lead) {
     if (std::string bad = firstNonFinite(info, buffers); !bad.empty())
       return Status::error("after step " + std::to_string(end) + ", " + bad +
                            "; not writing --save-params " + options.saveParams);
@@ -525,7 +539,7 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
                   static_cast<long long>(done.bestValStep));
     reporter.note(text);
   }
-  if (!options.saveGrads.empty()) {
+  if (!options.saveGrads.empty() && lead) {
     const std::vector<std::vector<float>> *grads = program.lastGradients();
     if (!grads || grads->size() != info.params.size())
       return Status::error("--save-grads: " +

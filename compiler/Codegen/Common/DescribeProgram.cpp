@@ -278,6 +278,8 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
       info.sampleStepUnavailable = why.getValue().str();
     if (auto budget = module->getAttrOfType<mlir::StringAttr>("step.memory_budget"))
       info.memoryBudget = budget.getValue().str();
+    if (auto split = train->getAttrOfType<mlir::IntegerAttr>("step.data_parallel"))
+      info.dataParallelMicroBatches = split.getInt();
     // What each repeat's backward keeps (autodiff's `step.memory`), once per distinct repeat
     // (SAM's second pass and micro-batches differentiate the same layers again).
     train.walk([&](step::RepeatOp repeat) {

@@ -26,6 +26,8 @@ bool shouldFuse(mlir::OpOperand *operand) {
   mlir::Operation *producer = operand->get().getDefiningOp();
   auto consumer = llvm::dyn_cast<mlir::linalg::LinalgOp>(operand->getOwner());
   if (!producer || !consumer || !producer->hasOneUse()) return false;
+  // A collective (a marked copy, StepToLinalg's CollectivePatterns.cpp) is a call, not a kernel.
+  if (producer->hasAttr("step.collective") || consumer->hasAttr("step.collective")) return false;
   if (mlir::linalg::isaContractionOpInterface(consumer)) return false;
   return consumer.getMatchingIndexingMap(operand).isPermutation();
 }

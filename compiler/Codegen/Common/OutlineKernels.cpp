@@ -199,6 +199,14 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
       }
       // Library calls (GEMMs) are profiled per call site, named by their shapes.
       host.walk([&](mlir::func::CallOp call) {
+        if (call.getCallee().starts_with("stepc_all_reduce")) {  // CollectivesToRuntime.cpp
+          mlir::Value in = call.getOperand(0);
+          if (auto cast = in.getDefiningOp<mlir::memref::CastOp>()) in = cast.getSource();
+          profile(module, call, profileNames.size());
+          profileNames.push_back("all_reduce " + shapes({in}) + " @" +
+                                 std::to_string(profileNames.size()));
+          return;
+        }
         if (!call.getCallee().starts_with("stepc_matmul") &&
             !call.getCallee().starts_with("stepc_batch_matmul"))
           return;

@@ -43,6 +43,12 @@ def ContractionsToLibrary : Pass<"step-contractions-to-library", "mlir::ModuleOp
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 
+def CollectivesToRuntime : Pass<"step-collectives-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Replaces the bufferized collectives (marked copies) by calls to the runtime's "
+                "all-reduce (runtime/hal/cpu/Collectives.h)";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
 def PlanMemory : Pass<"step-plan-memory", "mlir::ModuleOp"> {
   let summary = "Places every temporary buffer at a fixed offset of one static arena";
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

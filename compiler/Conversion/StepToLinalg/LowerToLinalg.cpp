@@ -51,6 +51,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     populateNormPatterns(patterns);
     populateScanPatterns(patterns);
     populateRoutingPatterns(patterns);
+    populateCollectivePatterns(patterns);
     populateConvolutionPatterns(patterns);
     patterns.add<CustomGradForward>(&getContext());
 

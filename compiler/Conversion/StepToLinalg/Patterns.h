@@ -31,6 +31,10 @@ void populateSoftmaxPatterns(mlir::RewritePatternSet &patterns);
 void populateDropoutPatterns(mlir::RewritePatternSet &patterns);
 /// bf16/f16 norms, softmax and cross-entropy: computed in f32 between casts.
 void populateLowPrecisionPatterns(mlir::RewritePatternSet &patterns);
+/// The attribute naming a collective's marked linalg.copy ("all_reduce_sum").
+inline constexpr llvm::StringLiteral kCollectiveAttr = "step.collective";
+/// step.all_reduce: a linalg.copy marked with kCollectiveAttr.
+void populateCollectivePatterns(mlir::RewritePatternSet &patterns);
 
 }  // namespace stepc::lowering
 

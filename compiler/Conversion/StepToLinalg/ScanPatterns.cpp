@@ -174,11 +174,32 @@ struct RepeatLowering : mlir::OpRewritePattern<step::RepeatOp> {
     Value zero = rw.create<mlir::arith::ConstantIndexOp>(loc, 0);
     Value one = rw.create<mlir::arith::ConstantIndexOp>(loc, 1);
     Value upper = rw.create<mlir::arith::ConstantIndexOp>(loc, count);
+    Value lower = zero;
+    // --data-parallel's micro-batch loop: this rank's block of the iterations, from the
+    // runtime (runtime/hal/cpu/Collectives.h); the iteration index stays the global one.
+    if (op->hasAttr("step.rank_split")) {
+      if (op.getReverse() || !op.getStackedResults().empty()) return mlir::failure();
+      Value n = rw.create<mlir::arith::ConstantIntOp>(loc, count, 64);
+      auto bound = [&](llvm::StringRef name) {
+        auto module = op->getParentOfType<mlir::ModuleOp>();
+        auto fn = module.lookupSymbol<mlir::func::FuncOp>(name);
+        if (!fn) {
+          mlir::OpBuilder mb(module.getBodyRegion());
+          fn = mb.create<mlir::func::FuncOp>(
+              loc, name, mb.getFunctionType({mb.getI64Type()}, {mb.getI64Type()}));
+          fn.setPrivate();
+        }
+        Value v = rw.create<mlir::func::CallOp>(loc, fn, mlir::ValueRange{n}).getResult(0);
+        return rw.create<mlir::arith::IndexCastOp>(loc, rw.getIndexType(), v).getResult();
+      };
+      lower = bound("stepc_micro_batch_begin");
+      upper = bound("stepc_micro_batch_end");
+    }
     Value last = rw.create<mlir::arith::ConstantIndexOp>(loc, count - 1);
     bool reverse = op.getReverse();
     llvm::SmallVector<Value> xs(op.getXs().begin(), op.getXs().end());
     auto loop = rw.create<mlir::scf::ForOp>(
-        loc, zero, upper, one, iterInits,
+        loc, lower, upper, one, iterInits,
         [&](mlir::OpBuilder &b, mlir::Location l, Value iv, mlir::ValueRange carried) {
           Value at = reverse ? b.create<mlir::arith::SubIOp>(l, last, iv).getResult() : iv;
           // offsets [at, 0, ...], sizes [1, shape...], strides 1, for a stacked tensor.

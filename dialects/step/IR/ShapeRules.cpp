@@ -250,6 +250,7 @@ STEP_UNARY(GeluOp)
 STEP_UNARY(LeakyReluOp)
 STEP_UNARY(PowOp)
 STEP_UNARY(DropoutOp)
+STEP_UNARY(AllReduceOp)
 #undef STEP_UNARY
 
 #define STEP_BINARY(OP) \

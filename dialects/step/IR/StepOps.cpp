@@ -130,6 +130,7 @@ STEP_TENSOR_OP_ASM(TopKOp)
 STEP_TENSOR_OP_ASM(RouteTokensOp)
 STEP_TENSOR_OP_ASM(RouteExpertsOp)
 STEP_TENSOR_OP_ASM(GatherRowsOp)
+STEP_TENSOR_OP_ASM(AllReduceOp)
 #undef STEP_TENSOR_OP_ASM
 
 //===----------------------------------------------------------------------===//

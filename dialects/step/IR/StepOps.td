@@ -614,6 +614,28 @@ def Step_GatherRowsOp : Step_TensorOp<"gather_rows"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives: emitted by the train step's assembly (--data-parallel)
+//===----------------------------------------------------------------------===//
+
+def Step_AllReduceOp : Step_TensorOp<"all_reduce"> {
+  let summary = "the sum of a tensor over the data-parallel ranks, in a fixed tree";
+  let description = [{
+    Every rank passes its `input`; every rank gets the same `result`: the sum over the ranks,
+    combined as a fixed binary tree over the rank index ((r0 + r1) + (r2 + r3) for four). The
+    order does not depend on timing, so the bits do not either. With one rank it is the
+    input. The train step's assembly (--data-parallel) inserts it on each rank's sums of the
+    loss and the gradients over its block of micro-batches, which the tree then joins as one
+    process's micro-batch tree would; it is not differentiable.
+
+    ```mlir
+    %g = step.all_reduce %grad : (tensor<256x512xf32>) -> tensor<256x512xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$input);
+  let results = (outs TensorOf<[F32]>:$result);
+}
+
+//===----------------------------------------------------------------------===//
 // Gradient ops: emitted by autodiff, lowered to library calls / dedicated kernels
 //===----------------------------------------------------------------------===//
 

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "runtime/hal/cpu/UnrankedMemRef.h"
+
 namespace stepc::rt {
 
 struct NonFinite {
@@ -25,11 +27,6 @@ bool takeNonFinite(NonFinite &out);
 
 }  // namespace stepc::rt
 
-/// MLIR's C interface for a `memref<*xf32>` argument (llvm.emit_c_interface).
-struct StepcUnrankedF32 {
-  int64_t rank;
-  void *descriptor;  // {float *allocated, *aligned; int64_t offset, sizes[rank], strides[rank]}
-};
 
 extern "C" void _mlir_ciface_stepc_check_finite_f32(StepcUnrankedF32 *buffer, int64_t id);
 

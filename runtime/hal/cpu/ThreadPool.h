@@ -19,6 +19,8 @@ namespace stepc::rt {
 /// Sets the threads parallel loops use, the caller included (0: the CPUs this process may
 /// run on). Not to be called while a loop runs.
 void setPoolThreads(int threads);
+/// The CPUs this process may run on (its affinity mask).
+int availableCpus();
 /// The threads parallel loops use now.
 int poolThreads();
 

@@ -1,0 +1,97 @@
+//===- CollectivesToRuntime.cpp - --step-collectives-to-runtime -----------===//
+//
+// The data-parallel reduction in the host plan. step.all_reduce reaches `buffers` as a
+// linalg.copy marked `step.collective = "all_reduce_sum"` (StepToLinalg's
+// CollectivePatterns.cpp); after bufferization each becomes one call
+//
+//   stepc_all_reduce_sum_f32(input, output, id)     (runtime/hal/cpu/Collectives.h)
+//
+// through MLIR's C interface for unranked memrefs, so a command of any rank and layout is
+// one call. `id` numbers the reductions in program order; every rank issues the same calls
+// in the same order (one program), and the runtime checks the ids agree, so ranks that fell
+// out of step fail with both ids instead of summing unrelated buffers. The count and the bytes
+// go into the description (allReduces, allReduceBytes): `info` prints them and an executable
+// without them refuses to run on more than one rank. Runs before kernel outlining, so the
+// calls stay in the host plan, where the `plan` view shows them and the profile times them.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Codegen/Common/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "runtime/formats/ProgramDescription.h"
+
+namespace stepc::codegen {
+
+#define GEN_PASS_DEF_COLLECTIVESTORUNTIME
+#include "compiler/Codegen/Common/Passes.h.inc"
+
+namespace {
+
+constexpr llvm::StringLiteral kCollective = "step.collective";  // set by the lowering
+constexpr llvm::StringLiteral kAllReduce = "stepc_all_reduce_sum_f32";
+
+struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRuntimePass> {
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    mlir::MLIRContext *ctx = &getContext();
+    llvm::SmallVector<mlir::linalg::CopyOp> copies;
+    module.walk([&](mlir::linalg::CopyOp copy) {
+      if (copy->hasAttr(kCollective)) copies.push_back(copy);
+    });
+    if (copies.empty()) return;
+    mlir::OpBuilder b(ctx);
+    auto unranked = mlir::UnrankedMemRefType::get(b.getF32Type(), 0);
+    auto callee = module.lookupSymbol<mlir::func::FuncOp>(kAllReduce);
+    if (!callee) {
+      b.setInsertionPointToEnd(module.getBody());
+      callee = b.create<mlir::func::FuncOp>(
+          module.getLoc(), kAllReduce,
+          b.getFunctionType({unranked, unranked, b.getI64Type()}, {}));
+      callee.setPrivate();
+      callee->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    }
+    int64_t bytes = 0, id = 0;
+    for (mlir::linalg::CopyOp copy : copies) {
+      auto attr = copy->getAttrOfType<mlir::StringAttr>(kCollective);
+      if (attr.getValue() != "all_reduce_sum") {
+        copy.emitError() << "unknown collective '" << attr.getValue() << "'";
+        return signalPassFailure();
+      }
+      if (!copy.hasPureBufferSemantics()) {
+        copy.emitError() << "a collective must be bufferized before --step-collectives-to-runtime";
+        return signalPassFailure();
+      }
+      mlir::Value in = copy.getInputs()[0], out = copy.getOutputs()[0];
+      auto type = llvm::cast<mlir::MemRefType>(in.getType());
+      if (!type.getElementType().isF32() || !type.hasStaticShape()) {
+        copy.emitError() << "the all-reduce expects a static f32 buffer, found " << type;
+        return signalPassFailure();
+      }
+      mlir::Location loc = copy.getLoc();
+      b.setInsertionPoint(copy);
+      mlir::Value inView = b.create<mlir::memref::CastOp>(loc, unranked, in);
+      mlir::Value outView = b.create<mlir::memref::CastOp>(loc, unranked, out);
+      mlir::Value index = b.create<mlir::arith::ConstantIntOp>(loc, id++, 64);
+      b.create<mlir::func::CallOp>(loc, callee, mlir::ValueRange{inView, outView, index});
+      copy.erase();
+      bytes += type.getNumElements() * 4;
+    }
+    auto text = module->getAttrOfType<mlir::StringAttr>("step.program");
+    if (!text) return;  // a bare module (a lit test of this pass alone)
+    rt::ProgramDescription d;
+    if (rt::Status s = rt::parseProgramDescription(text.str(), d); !s.ok()) {
+      module.emitError("bad `step.program` description: ") << s.message();
+      return signalPassFailure();
+    }
+    d.info.allReduces = id;
+    d.info.allReduceBytes = bytes;
+    module->setAttr("step.program", mlir::StringAttr::get(ctx, rt::writeProgramDescription(d)));
+  }
+};
+
+}  // namespace
+
+}  // namespace stepc::codegen

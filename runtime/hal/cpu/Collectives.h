@@ -1,0 +1,82 @@
+//===- Collectives.h - the ranks of a data-parallel run ---------*- C++ -*-===//
+//
+// `mpirun -np N NAME train` starts N copies of an executable compiled with --data-parallel.
+// The executable's batch is the global batch, in K micro-batches; rank r runs the aligned block
+// of micro-batches r·K/N ... (r+1)·K/N − 1 (the step's micro-batch loop asks
+// stepc_micro_batch_begin / _end for its bounds) and sums them in the step's binary tree. The
+// step then calls
+//
+//   stepc_all_reduce_sum_f32(input, output, id)
+//
+// on those sums of its loss and gradients (compiler/Codegen/Common/CollectivesToRuntime.cpp),
+// and every rank gets the sum over the ranks. It is a fixed binary tree over the rank index:
+// at level 1, 2, 4, ... rank r (a multiple of 2·level) adds the partial sum of rank r + level
+// to its own, its own on the left, so with four ranks the result is ((r0 + r1) + (r2 + r3));
+// rank 0 then sends it back down the tree. The order never depends on timing, so the bits do
+// not either, and with K and N powers of two the ranks' blocks are subtrees of the step's
+// micro-batch tree: N ranks give the bits of one process running all K. A ring all-reduce
+// (NCCL's, MPI_Allreduce's) sums in an order that depends on the chunk, which is why this is
+// not MPI_Allreduce.
+//
+// Without mpirun there is one rank and no MPI: the call copies and the loop runs all K.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_RUNTIME_HAL_CPU_COLLECTIVES_H
+#define STEPC_RUNTIME_HAL_CPU_COLLECTIVES_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/base/Status.h"
+#include "runtime/hal/cpu/UnrankedMemRef.h"
+
+namespace stepc::rt {
+
+/// Point-to-point messages between the ranks of one run: the seam between the all-reduce and
+/// MPI (a test gives it threads in one process instead).
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Blocking send / receive of `bytes` bytes to / from `peer`.
+  virtual Status send(const void *data, size_t bytes, int peer) = 0;
+  virtual Status receive(void *data, size_t bytes, int peer) = 0;
+  /// What launched the run and where this rank is, for the launch line ("Open MPI 4.1.4").
+  virtual std::string launcher() const = 0;
+  /// Ends the run on every rank with `code` (a rank that failed: the others are blocked in the
+  /// next reduction and would wait forever).
+  virtual void abort(int code) = 0;
+  /// Leaves the run normally (MPI_Finalize).
+  virtual void finish() = 0;
+};
+
+/// The ranks of this process's run: mpirun's (Open MPI sets OMPI_COMM_WORLD_SIZE) through
+/// libmpi.so.40, loaded with dlopen (STEPC_MPI_LIBRARY overrides the path), or none (`out`
+/// stays null) for one rank. Errors: mpirun's environment without a loadable libmpi.
+Status openCommunicator(std::unique_ptr<Communicator> &out);
+
+/// The communicator stepc_all_reduce_sum_f32 and the micro-batch range use (null: one
+/// rank). The caller owns it, and has checked that the ranks divide the micro-batches.
+void setCommunicator(Communicator *communicator);
+
+/// The tree sum of `data` (n floats) over the ranks of `c`, in place, on every rank. `id`
+/// numbers the reduction in the step (the ranks check they agree); `scratch` is reused.
+Status allReduceSum(Communicator &c, float *data, int64_t n, int64_t id,
+                     std::vector<float> &scratch);
+
+/// The first error of a reduction since the last call, and clears it; false if none.
+bool takeCollectiveError(std::string &message);
+
+}  // namespace stepc::rt
+
+/// The micro-batches of `count` this rank runs: [begin, end).
+extern "C" int64_t stepc_micro_batch_begin(int64_t count);
+extern "C" int64_t stepc_micro_batch_end(int64_t count);
+extern "C" void _mlir_ciface_stepc_all_reduce_sum_f32(StepcUnrankedF32 *input,
+                                                       StepcUnrankedF32 *output, int64_t id);
+
+#endif  // STEPC_RUNTIME_HAL_CPU_COLLECTIVES_H

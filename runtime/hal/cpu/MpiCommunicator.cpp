@@ -1,0 +1,135 @@
+//===- MpiCommunicator.cpp - the ranks of mpirun, through libmpi ----------===//
+//
+// Open MPI's libmpi.so.40, loaded with dlopen when mpirun started this process, so an
+// executable needs no MPI to start and one rank never loads it. The handles MPI_COMM_WORLD and
+// MPI_BYTE are, in Open MPI's ABI, the addresses of the globals ompi_mpi_comm_world and
+// ompi_mpi_byte. The library is loaded RTLD_GLOBAL: Open MPI loads its own components, which
+// resolve their symbols against it.
+//
+//===----------------------------------------------------------------------===//
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "runtime/hal/cpu/Collectives.h"
+
+namespace stepc::rt {
+namespace {
+
+using Handle = void *;
+struct MpiApi {
+  int (*init)(int *, char ***);
+  int (*finalize)();
+  int (*abort)(Handle, int);
+  int (*commRank)(Handle, int *);
+  int (*commSize)(Handle, int *);
+  int (*send)(const void *, int, Handle, int, int, Handle);
+  int (*recv)(void *, int, Handle, int, int, Handle, void *);
+  int (*getLibraryVersion)(char *, int *);
+  int (*errorString)(int, char *, int *);
+  Handle commWorld, byte;
+};
+
+constexpr int kTag = 17;
+// Messages are sent in pieces below MPI's int count.
+constexpr size_t kPiece = size_t{1} << 30;
+
+template <typename F>
+bool bind(void *library, const char *name, F &out) {
+  out = reinterpret_cast<F>(dlsym(library, name));
+  return out != nullptr;
+}
+
+class MpiCommunicator : public Communicator {
+ public:
+  MpiCommunicator(const MpiApi &api, int rank, int size, std::string version)
+      : api_(api), rank_(rank), size_(size), version_(std::move(version)) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string launcher() const override { return version_; }
+
+  Status send(const void *data, size_t bytes, int peer) override {
+    for (size_t at = 0; at < bytes || (bytes == 0 && at == 0); at += kPiece) {
+      int count = static_cast<int>(std::min(kPiece, bytes - at));
+      if (int rc = api_.send(static_cast<const char *>(data) + at, count, api_.byte, peer, kTag,
+                             api_.commWorld))
+        return failure("MPI_Send to rank " + std::to_string(peer), rc);
+      if (bytes == 0) break;
+    }
+    return {};
+  }
+  Status receive(void *data, size_t bytes, int peer) override {
+    for (size_t at = 0; at < bytes || (bytes == 0 && at == 0); at += kPiece) {
+      int count = static_cast<int>(std::min(kPiece, bytes - at));
+      if (int rc = api_.recv(static_cast<char *>(data) + at, count, api_.byte, peer, kTag,
+                             api_.commWorld, nullptr))  // MPI_STATUS_IGNORE
+        return failure("MPI_Recv from rank " + std::to_string(peer), rc);
+      if (bytes == 0) break;
+    }
+    return {};
+  }
+  void abort(int code) override { api_.abort(api_.commWorld, code); }
+  void finish() override { api_.finalize(); }
+
+ private:
+  Status failure(const std::string &what, int rc) const {
+    char text[512];
+    int length = 0;
+    std::string reason = api_.errorString(rc, text, &length) == 0 ? std::string(text, length)
+                                                                  : "error " + std::to_string(rc);
+    return Status::error(what + " failed: " + reason);
+  }
+  MpiApi api_;
+  int rank_, size_;
+  std::string version_;
+};
+
+}  // namespace
+
+Status openCommunicator(std::unique_ptr<Communicator> &out) {
+  out.reset();
+  const char *world = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (!world) {
+    if (std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK"))
+      return Status::error("started by an MPI launcher other than Open MPI's mpirun (PMI_SIZE or "
+                           "PMIX_RANK is set, OMPI_COMM_WORLD_SIZE is not); data-parallel runs "
+                           "need Open MPI (Debian: openmpi-bin)");
+    return {};
+  }
+  const char *path = std::getenv("STEPC_MPI_LIBRARY");
+  if (!path || !*path) path = "libmpi.so.40";
+  void *library = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  if (!library)
+    return Status::error(std::string("mpirun started this process (OMPI_COMM_WORLD_SIZE=") +
+                         world + ") but " + path + " cannot be loaded: " + dlerror() +
+                         " (install Open MPI: Debian's openmpi-bin)");
+  MpiApi api{};
+  bool ok = bind(library, "MPI_Init", api.init) && bind(library, "MPI_Finalize", api.finalize) &&
+            bind(library, "MPI_Abort", api.abort) &&
+            bind(library, "MPI_Comm_rank", api.commRank) &&
+            bind(library, "MPI_Comm_size", api.commSize) && bind(library, "MPI_Send", api.send) &&
+            bind(library, "MPI_Recv", api.recv) &&
+            bind(library, "MPI_Get_library_version", api.getLibraryVersion) &&
+            bind(library, "MPI_Error_string", api.errorString);
+  api.commWorld = dlsym(library, "ompi_mpi_comm_world");
+  api.byte = dlsym(library, "ompi_mpi_byte");
+  if (!ok || !api.commWorld || !api.byte)
+    return Status::error(std::string(path) + " lacks the MPI functions or Open MPI's handles "
+                         "(ompi_mpi_comm_world, ompi_mpi_byte): not Open MPI's libmpi");
+  if (int rc = api.init(nullptr, nullptr))
+    return Status::error("MPI_Init failed with error " + std::to_string(rc));
+  int rank = 0, size = 1;
+  api.commRank(api.commWorld, &rank);
+  api.commSize(api.commWorld, &size);
+  char version[1024] = {};
+  int length = 0;
+  api.getLibraryVersion(version, &length);
+  std::string name(version, static_cast<size_t>(std::max(length, 0)));
+  name = name.substr(0, name.find_first_of(",\n"));  // "Open MPI v4.1.4"
+  out = std::make_unique<MpiCommunicator>(api, rank, size, name);
+  return {};
+}
+
+}  // namespace stepc::rt
