@@ -15,9 +15,11 @@ packages=(
   python3-matplotlib
 )
 # `tools/setup.sh --tests` (the test command): also the PyTorch parity test's independent
-# reference (tests/lit/executable/pytorch_parity.test).
+# reference (tests/lit/executable/pytorch_parity.test) and Open MPI's mpirun for the
+# data-parallel runs (tests/lit/executable/data_parallel.test; executables load its libmpi
+# with dlopen, so nothing is built against it).
 if [[ ${1-} == --tests ]]; then
-  packages+=(python3-torch)
+  packages+=(python3-torch openmpi-bin)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -125,6 +125,12 @@ std::string infoText(const StepProgram &program) {
   else if (!info.sampleStepUnavailable.empty())
     text += "sample, incremental: none, the whole window is recomputed per token: " +
             info.sampleStepUnavailable + "\n";
+  if (info.dataParallelMicroBatches > 0)
+    text += "data-parallel: mpirun -np N splits the " +
+            std::to_string(info.dataParallelMicroBatches) +
+            " micro-batches (N a power of two dividing them); each step all-reduces " +
+            std::to_string(info.allReduces) + " buffers, " +
+            formatBytes(static_cast<double>(info.allReduceBytes)) + ", in a fixed tree\n";
   text += "kernels " +
           (info.kernelCount > 0 ? std::to_string(info.kernelCount) : std::string("unknown")) +
           "\n";

@@ -66,3 +66,11 @@ def _cuda_gpu():
 if _cuda_gpu():
     config.available_features.add("cuda-gpu")
 config.substitutions.append(("%repo", repo))
+
+# Data-parallel runs (tests/lit/executable/data_parallel.test): Open MPI's mpirun, which the
+# test command installs (tools/setup.sh --tests). CI runs as root on 2 cores: allow both.
+config.substitutions.append(("%mpirun", "mpirun --oversubscribe --allow-run-as-root"))
+for name in ["OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"]:
+    config.environment[name] = "1"
+if "HOME" in os.environ:
+    config.environment["HOME"] = os.environ["HOME"]

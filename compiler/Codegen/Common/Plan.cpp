@@ -1,6 +1,7 @@
 //===- Plan.cpp - the host plan of a bufferized step program --------------===//
 #include "compiler/Codegen/Common/Plan.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -60,7 +61,7 @@ class PlanPrinter {
   std::string operands(mlir::Operation *op) {
     std::string out;
     for (mlir::Value v : op->getOperands()) {
-      if (!llvm::isa<mlir::MemRefType>(v.getType())) continue;
+      if (!llvm::isa<mlir::BaseMemRefType>(v.getType())) continue;
       if (!out.empty()) out += ", ";
       std::string type;
       llvm::raw_string_ostream os(type);
@@ -97,6 +98,15 @@ class PlanPrinter {
     for (mlir::Operation &op : b) {
       if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
         if (call.getCallee().starts_with("stepc_profile_")) continue;
+        // --data-parallel's commands (runtime/hal/cpu/Collectives.h).
+        if (call.getCallee().starts_with("stepc_micro_batch_")) continue;  // the loop says it
+        if (call.getCallee().starts_with("stepc_all_reduce")) {
+          llvm::APInt id;
+          bool known = mlir::matchPattern(call.getOperand(2), mlir::m_ConstantInt(&id));
+          os_ << indent << "all-reduce " << (known ? std::to_string(id.getSExtValue()) : "?")
+              << " (sum over the ranks, fixed tree) " << operands(call) << "\n";
+          continue;
+        }
         bool gemm = call.getCallee().starts_with("stepc_");
         os_ << indent << (gemm ? "gemm " : "kernel ") << call.getCallee() << "(" << operands(call)
             << ")" << estimate(op) << "\n";
@@ -106,9 +116,16 @@ class PlanPrinter {
         llvm::APInt lo, hi;
         bool known = mlir::matchPattern(loop.getLowerBound(), mlir::m_ConstantInt(&lo)) &&
                      mlir::matchPattern(loop.getUpperBound(), mlir::m_ConstantInt(&hi));
-        os_ << indent << "loop "
-            << (known ? std::to_string((hi - lo).getSExtValue()) : std::string("?"))
-            << " iterations\n";
+        auto begin = loop.getLowerBound().getDefiningOp<mlir::arith::IndexCastOp>();
+        auto split = begin ? begin.getIn().getDefiningOp<mlir::func::CallOp>() : nullptr;
+        if (split && split.getCallee() == "stepc_micro_batch_begin" &&
+            mlir::matchPattern(split.getOperand(0), mlir::m_ConstantInt(&hi)))
+          os_ << indent << "loop " << hi.getSExtValue()
+              << " micro-batches, this rank's block of them (data-parallel)\n";
+        else
+          os_ << indent << "loop "
+              << (known ? std::to_string((hi - lo).getSExtValue()) : std::string("?"))
+              << " iterations\n";
         block(*loop.getBody(), depth + 1);
       } else {
         for (mlir::Region &r : op.getRegions())

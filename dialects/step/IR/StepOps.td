@@ -628,7 +628,7 @@ def Step_AllReduceOp : Step_TensorOp<"all_reduce"> {
     process's micro-batch tree would; it is not differentiable.
 
     ```mlir
-    %g = step.all_reduce %grad : (tensor<256x512xf32>) -> tensor<256x512xf32>
+    %g = step.all_reduce %grad : tensor<256x512xf32> -> tensor<256x512xf32>
     ```
   }];
   let arguments = (ins TensorOf<[F32]>:$input);

@@ -1,0 +1,53 @@
+// RUN: %stepc-opt %s '--step-build-train-step=data-parallel=true micro-batches=4' | FileCheck %s
+// RUN: %stepc-opt %s '--step-build-train-step=data-parallel=true micro-batches=4' | %stepc-opt -o /dev/null
+// RUN: %stepc-opt %s '--step-build-train-step=data-parallel=true micro-batches=4' | %stepc-opt --step-lower-to-linalg | FileCheck %s --check-prefix=LOOP
+// RUN: %stepc-opt %s '--step-build-train-step=data-parallel=true' | FileCheck %s --check-prefix=ONE
+
+// Tests --data-parallel's train step. The 4 micro-batches are summed in a binary tree (a
+// binary counter): accumulators from -0, the table of merges per micro-batch (its trailing
+// ones), a fold of the pending levels into the micro-batch's sums (earlier ones on the left),
+// then a store at level merges[i]. The loop is marked step.rank_split (each rank runs its
+// block of it), the function step.data_parallel = 4, and the sums are all-reduced before the
+// 1/4 scale, the norm and the update.
+// CHECK: func.func @train_step({{.*}} attributes {step.data_parallel = 4 : i64}
+// CHECK-DAG: %[[ZL:.+]] = step.constant {value = dense<-0.000000e+00> : tensor<f32>}
+// CHECK-DAG: %[[ZW:.+]] = step.constant {value = dense<-0.000000e+00> : tensor<3x2xf32>}
+// CHECK-DAG: %[[MERGES:.+]] = step.constant {value = dense<[0, 1, 0, 2]> : tensor<4xi64>}
+// CHECK: %[[SUMS:.+]]:6 = step.repeat "micro_batch" 4 (%{{.+}} = %[[ZL]] : tensor<f32>, %{{.+}} = %[[ZW]] : tensor<3x2xf32>, %[[L0:.+]] = %[[ZL]] : tensor<f32>, %[[W0:.+]] = %[[ZW]] : tensor<3x2xf32>, %[[L1:.+]] = %[[ZL]] : tensor<f32>, %[[W1:.+]] = %[[ZW]] : tensor<3x2xf32>) over ({{.*}}, %[[M:.+]] = %[[MERGES]] : tensor<4xi64>) attributes {step.rank_split}
+// CHECK: %[[DW:.+]] = step.matmul %{{.+}}, %{{.+}} {transpose_lhs}
+// CHECK: %[[GT0:.+]] = step.compare %[[M]], %{{.+}} {predicate = "gt"}
+// CHECK: %[[ADD0:.+]] = step.add %[[W0]], %[[DW]]
+// CHECK: %[[F0:.+]] = step.select %[[GT0]], %[[ADD0]], %[[DW]]
+// CHECK: %[[ADD1:.+]] = step.add %[[W1]], %[[F0]]
+// CHECK: %[[F1:.+]] = step.select %{{.+}}, %[[ADD1]], %[[F0]]
+// CHECK: %[[EQ0:.+]] = step.compare %[[M]], %{{.+}} {predicate = "eq"}
+// CHECK: step.select %[[EQ0]], %[[F1]], %[[W0]]
+// CHECK: step.yield %{{.+}}, %[[F1]],
+// CHECK: step.all_reduce
+// CHECK: %[[RW:.+]] = step.all_reduce %[[SUMS]]#1 : tensor<3x2xf32> -> tensor<3x2xf32>
+// CHECK: step.mul %[[RW]], %{{.+}} : tensor<3x2xf32>, tensor<f32> -> tensor<3x2xf32>
+
+// Lowered, the loop runs this rank's block: its bounds come from the runtime, the micro-batch
+// index stays the global one.
+// LOOP-DAG: func.func private @stepc_micro_batch_begin(i64) -> i64
+// LOOP-DAG: func.func private @stepc_micro_batch_end(i64) -> i64
+// LOOP: %[[N:.+]] = arith.constant 4 : i64
+// LOOP: %[[B:.+]] = call @stepc_micro_batch_begin(%[[N]]) : (i64) -> i64
+// LOOP: %[[LO:.+]] = arith.index_cast %[[B]] : i64 to index
+// LOOP: %[[E:.+]] = call @stepc_micro_batch_end(%[[N]]) : (i64) -> i64
+// LOOP: %[[HI:.+]] = arith.index_cast %[[E]] : i64 to index
+// LOOP: scf.for %{{.+}} = %[[LO]] to %[[HI]]
+// LOOP: linalg.copy {step.collective = "all_reduce_sum"}
+
+// One micro-batch: no loop to split (one rank), the gradient all-reduced as it is.
+// ONE: attributes {step.data_parallel = 1 : i64}
+// ONE-NOT: step.repeat
+// ONE: step.all_reduce
+step.model @dp_linear {
+  %x, %y = step.input "data" [8, 3] f32 = classification(classes = 2)
+  %w = step.param "w" [3, 2] f32 = normal(std = 0.1)
+  %logits = step.matmul %x, %w
+  %loss = step.cross_entropy %logits, %y
+  step.loss %loss
+  step.config { optimizer = sgd(lr = 0.1) }
+}
