@@ -169,6 +169,17 @@ int trainingMain(int argc, const char *const *argv, StepProgram &program, FILE *
     std::fprintf(err, "%s%s: error: %s\n", name.c_str(), who.c_str(), s.message().c_str());
     return kFailureExitCode;
   };
+  // Under mpirun, rank 0 alone answers info, eval and sample (every rank computes the same).
+  FILE *quiet = nullptr;
+  if (ranks.size > 1 && ranks.rank != 0 && cl.command != Command::kTrain &&
+      (quiet = std::fopen("/dev/null", "w")))
+    out = quiet;
+  struct CloseQuiet {
+    FILE *f;
+    ~CloseQuiet() {
+      if (f) std::fclose(f);
+    }
+  } closeQuiet{quiet};
   switch (cl.command) {
     case Command::kHelp:
       std::fputs(usageText(name, cl.helpFor).c_str(), out);
