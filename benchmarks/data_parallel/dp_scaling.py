@@ -18,6 +18,8 @@ import sys
 import tempfile
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+from cpu_vs_pytorch import machine_probe, stepc_info_flops  # noqa: E402
 STEPC = os.path.join(REPO, "bazel-bin", "compiler", "Driver", "stepc")
 MODEL = [os.path.join(REPO, "models", "byte_lm.mlir"), "--config=small"]
 WARMUP = 2
@@ -96,9 +98,8 @@ def main():
     gpu = os.path.join(tmp, "gpu")
     run([STEPC, "compile", *MODEL, "--target=cuda", "-o", gpu])  # one rank's 16 rows
     predicted = re.search(r"predicted CUDA step ([0-9.]+) ms", run([gpu, "info"]))
-    reduce_bytes = float(re.search(r"all-reduces \d+ buffers, ([0-9.]+) (KiB|MiB|GiB)", reduce_line)
-                         .group(1)) * {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[
-        re.search(r"(KiB|MiB|GiB), in", reduce_line).group(1)]
+    size = re.search(r"buffers, ([0-9.]+) (KiB|MiB|GiB)", reduce_line)
+    reduce_bytes = float(size.group(1)) * {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[size.group(2)]
     nvlink = 450e9
     tree_us = 2 * 3 * reduce_bytes / nvlink * 1e6
     ring_us = 2 * 7 / 8 * reduce_bytes / nvlink * 1e6
@@ -112,6 +113,15 @@ def main():
         "gpu_predicted_step_ms": float(predicted.group(1)) if predicted else None,
         "gpu_8x_h200_nvlink_all_reduce_us": {"tree": tree_us, "ring": ring_us},
     }
+    # Achieved model FLOP/s of the global step against the machine's measured FMA peak.
+    flops = stepc_info_flops(many)
+    probe = machine_probe(n, tmp)
+    if flops:
+        rate = flops / (tn / 1e3) / 1e9
+        result["model_gflops_per_s"] = rate
+        peak = f", {100 * rate / probe['fma_gflops_t']:.0f}% of the measured FMA peak " \
+               f"({probe['fma_gflops_t']:.0f} GFLOP/s on {n} threads)" if probe else ""
+        print(f"{n} ranks: {rate:.1f} model GFLOP/s{peak}")
     print(f"weak scaling efficiency (1 rank / {n} ranks, same work per rank): {t1 / tn:.3f}")
     print(f"{n} ranks x 1 thread vs 1 process x {n} threads on the same global batch: "
           f"{tt / tn:.2f}x the throughput")

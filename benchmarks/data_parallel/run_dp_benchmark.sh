@@ -3,10 +3,7 @@
 # --ranks N --rounds R --steps S --json F go to it. Needs Open MPI's mpirun (openmpi-bin).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-if ! command -v mpirun >/dev/null; then
-  if [[ $(id -u) == 0 ]]; then apt-get install -y openmpi-bin; else
-    echo "missing: openmpi-bin; run: sudo apt-get install -y openmpi-bin" >&2; exit 1; fi
-fi
+command -v mpirun >/dev/null || "$here/../install_missing.sh" openmpi-bin
 # The same environment for every side: no OpenBLAS core/cache overrides.
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 "$here/../../tools/bazel.sh" build //compiler/Driver:stepc

@@ -7,10 +7,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 missing=()
 /usr/bin/python3 -c 'import torch' 2>/dev/null || missing+=(python3-torch)
 dpkg -s libopenblas0-pthread >/dev/null 2>&1 || missing+=(libopenblas0-pthread)
-if ((${#missing[@]})); then
-  if [[ $(id -u) == 0 ]]; then apt-get install -y "${missing[@]}"; else
-    echo "missing: ${missing[*]}; run: sudo apt-get install -y ${missing[*]}" >&2; exit 1; fi
-fi
+"$here/../install_missing.sh" ${missing[@]+"${missing[@]}"}
 # The same environment for every side: no OpenBLAS core/cache overrides.
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 "$here/../../tools/bazel.sh" build //compiler/Driver:stepc

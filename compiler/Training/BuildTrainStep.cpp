@@ -79,8 +79,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::si
 // --data-parallel: the sum over the ranks of each rank's (summed) loss and gradients, in f32.
 std::pair<Value, llvm::SmallVector<Value>> allReduce(ad::GradBuilder &g, Value loss,
                                                       llvm::ArrayRef<Value> grads) {
-  mlir::Type f32 = g.builder().getF32Type();
-  Value l = g.one<step::AllReduceOp>({g.one<step::CastOp>({loss}, {g.attr("to", mlir::TypeAttr::get(f32))})});
+  Value l = g.one<step::AllReduceOp>({castTo(g, loss, g.builder().getF32Type())});
   llvm::SmallVector<Value> reduced;
   for (Value grad : grads) reduced.push_back(g.one<step::AllReduceOp>({grad}));
   return {l, reduced};

@@ -169,11 +169,10 @@ int trainingMain(int argc, const char *const *argv, StepProgram &program, FILE *
     std::fprintf(err, "%s%s: error: %s\n", name.c_str(), who.c_str(), s.message().c_str());
     return kFailureExitCode;
   };
-  // Under mpirun, rank 0 alone answers info, eval and sample (every rank computes the same).
-  FILE *quiet = nullptr;
-  if (ranks.size > 1 && ranks.rank != 0 && cl.command != Command::kTrain &&
-      (quiet = std::fopen("/dev/null", "w")))
-    out = quiet;
+  // Under mpirun, rank 0 alone answers info, eval and sample and reports training (every rank
+  // computes the same); the others' errors still print.
+  FILE *quiet = ranks.size > 1 && ranks.rank != 0 ? std::fopen("/dev/null", "w") : nullptr;
+  if (quiet && cl.command != Command::kTrain) out = quiet;
   struct CloseQuiet {
     FILE *f;
     ~CloseQuiet() {
@@ -205,8 +204,6 @@ int trainingMain(int argc, const char *const *argv, StepProgram &program, FILE *
       ReporterOptions options;
       options.out = err;
       options.metricsPath = cl.metricsPath;
-      // Rank 0 reports for the run; the others train silently (their errors still print).
-      FILE *devNull = nullptr;
       if (ranks.size > 1) {
         if (ranks.rank == 0) {
           const ProgramInfo &info = program.info();
@@ -219,18 +216,11 @@ int trainingMain(int argc, const char *const *argv, StepProgram &program, FILE *
                        ranks.size, ranks.launcher.c_str(), static_cast<long long>(rows),
                        static_cast<long long>(k), static_cast<long long>(k / ranks.size));
         } else {
-          devNull = std::fopen("/dev/null", "w");
-          options.out = devNull ? devNull : err;
+          if (quiet) options.out = quiet;
           options.mode = ReporterOptions::Mode::kQuiet;
           options.metricsPath.clear();
         }
       }
-      struct Closer {
-        FILE *f;
-        ~Closer() {
-          if (f) std::fclose(f);
-        }
-      } closer{devNull};
       Reporter reporter(options);
       InterruptHandler handler;
       cl.train.interrupted = &gInterrupted;

@@ -594,3 +594,17 @@ func.func @narrow_norm(%x: tensor<2x8xbf16>, %g: tensor<8xbf16>, %b: tensor<8xbf
   %1 = step.softmax %0 {axis = -1} : tensor<2x8xbf16>
   return %1 : tensor<2x8xbf16>
 }
+
+// -----
+
+// Tests that step.all_reduce is a linalg.copy into a fresh tensor marked step.collective (one
+// rank's value; --step-collectives-to-runtime makes it the runtime's call after bufferization).
+// CHECK-LABEL: func.func @all_reduce
+// CHECK-SAME: (%[[G:.+]]: tensor<4x8xf32>)
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<4x8xf32>
+// CHECK: %[[R:.+]] = linalg.copy {step.collective = "all_reduce_sum"} ins(%[[G]] : tensor<4x8xf32>) outs(%[[E]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK: return %[[R]]
+func.func @all_reduce(%g: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = step.all_reduce %g : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
