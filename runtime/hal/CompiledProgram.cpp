@@ -98,8 +98,6 @@ Status CompiledProgram::attachRanks() {
                          "subtree of the micro-batch tree): the rank count must be a power of "
                          "two that divides the micro-batches; compile with "
                          "--micro-batches=" + std::to_string(size) + " or a multiple of it");
-  if (useCuda_ && ranks_->size() > 1)
-    return Status::error("data-parallel runs use the CPU step (the NCCL path is not built yet)");
   setCommunicator(ranks_.get());
   return {};
 }
