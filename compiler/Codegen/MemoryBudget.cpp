@@ -84,12 +84,28 @@ struct Planned {
   double peak = 0, arena = 0, params = 0, state = 0, batch = 0;
 };
 
-// The planned memory of `module` with each repeat at `levels`: a copy taken through the
-// target's stages up to `buffers`, the static memory plan.
+// The planned memory of `module` with each repeat at `levels`.
 mlir::FailureOr<Planned> plan(mlir::ModuleOp module, const StageOptions &options,
                               llvm::ArrayRef<RepeatChoices> choices, llvm::ArrayRef<int> levels) {
+  auto memory = planOnCopy(module, options, [&](mlir::ModuleOp copy) {
+    for (auto [i, repeat] : llvm::enumerate(modelRepeats(copy))) applyLevel(repeat, choices[i], levels[i]);
+  });
+  if (failed(memory)) return mlir::failure();
+  auto get = [&](llvm::StringRef key) {
+    auto v = llvm::dyn_cast_or_null<mlir::IntegerAttr>(memory->get(key));
+    return v ? static_cast<double>(v.getInt()) : 0.0;
+  };
+  return Planned{get("peak_bytes"), get("arena_bytes"), get("params_bytes"), get("state_bytes"),
+                 get("batch_bytes")};
+}
+
+}  // namespace
+
+mlir::FailureOr<mlir::DictionaryAttr> planOnCopy(mlir::ModuleOp module, const StageOptions &options,
+                                                 llvm::function_ref<void(mlir::ModuleOp)> edit,
+                                                 std::string *description) {
   mlir::OwningOpRef<mlir::ModuleOp> copy(module.clone());
-  for (auto [i, repeat] : llvm::enumerate(modelRepeats(*copy))) applyLevel(repeat, choices[i], levels[i]);
+  edit(*copy);
   bool started = false;
   for (const Stage *stage : stagesOf(options.target)) {
     if (llvm::StringRef(stage->name) == "train") started = true;
@@ -99,15 +115,11 @@ mlir::FailureOr<Planned> plan(mlir::ModuleOp module, const StageOptions &options
   }
   auto memory = (*copy)->getAttrOfType<mlir::DictionaryAttr>("step.memory");
   if (!memory) return module.emitError("the memory plan did not run"), mlir::failure();
-  auto get = [&](llvm::StringRef key) {
-    auto v = llvm::dyn_cast_or_null<mlir::IntegerAttr>(memory.get(key));
-    return v ? static_cast<double>(v.getInt()) : 0.0;
-  };
-  return Planned{get("peak_bytes"), get("arena_bytes"), get("params_bytes"), get("state_bytes"),
-                 get("batch_bytes")};
+  if (description)
+    if (auto text = (*copy)->getAttrOfType<mlir::StringAttr>("step.program"))
+      *description = text.str();
+  return memory;
 }
-
-}  // namespace
 
 std::optional<int64_t> parseByteSize(llvm::StringRef text) {
   text = text.trim();

@@ -37,6 +37,13 @@ std::optional<int64_t> parseByteSize(llvm::StringRef text);
 /// Chooses what each repeat of `module`'s model (at the `model` stage) keeps for its backward
 /// so that the planned peak fits `budget` bytes with the least recompute, and records it on the
 /// model. Fails with a located error and the breakdown when no choice fits.
+/// The static memory plan (`step.memory`) of a copy of `module` (at the `model` stage), edited
+/// by `edit` and taken through the target's stages up to `buffers`; `description`, if given,
+/// receives the copy's program description (JSON).
+mlir::FailureOr<mlir::DictionaryAttr> planOnCopy(mlir::ModuleOp module, const StageOptions &options,
+                                                 llvm::function_ref<void(mlir::ModuleOp)> edit,
+                                                 std::string *description = nullptr);
+
 mlir::LogicalResult applyMemoryBudget(mlir::ModuleOp module, const StageOptions &options,
                                       int64_t budget);
 

@@ -74,7 +74,9 @@ void buildKernels(mlir::OpPassManager &pm) {
 // bare-pointer calling convention applies; the other results become out-parameters the caller
 // owns, and statically shaped result allocations are replaced by the out-parameter itself (no
 // copy at the end). Fills sink to their first use so a GEMM overwrites instead of
-// accumulating; kernels are outlined, then tiled to scf.forall, then placed in the arena.
+// accumulating; kernels are outlined, the buffers the module's step.offload names are
+// streamed through slots (--device-memory), the kernels tiled to scf.forall, and every
+// temporary placed in the arena.
 // GELU epilogues are folded into GEMMs for CUDA only (cuBLASLt computes them in the GEMM); on
 // the CPU the runtime would run them as a single-threaded scalar pass after the GEMM, where
 // the kernel they stay in is parallel and vectorised.
@@ -100,7 +102,7 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
               "step-sink-fills,step-contractions-to-library,step-collectives-to-runtime,"
               "step-gemm-epilogues") +
                   (gpuArch.empty() ? "{gelu=false}" : "") + ",canonicalize,"
-              "step-outline-kernels," + tiling + ",step-plan-memory" + predict +
+              "step-outline-kernels,step-offload-buffers," + tiling + ",step-plan-memory" + predict +
                   (debugNan && gpuArch.empty() ? ",step-check-finite" : ""));
 }
 

@@ -15,6 +15,7 @@
 
 #include "compiler/Codegen/LLVMCPU/Linker.h"
 #include "compiler/Codegen/LLVMCPU/ObjectEmitter.h"
+#include "compiler/Codegen/DeviceMemory.h"
 #include "compiler/Codegen/MemoryBudget.h"
 #include "compiler/Codegen/Pipelines.h"
 #include "absl/flags/flag.h"
@@ -79,6 +80,14 @@ ABSL_FLAG(std::string, memory_budget, "",
           "least recompute that fits, and says so in `--emit=plan` and `NAME info`; a budget "
           "nothing fits is an error with the breakdown. Without it: reversible repeats rebuild, "
           "others keep their inputs and GEMM outputs within 256 MiB");
+ABSL_FLAG(std::string, device_memory, "",
+          "`compile`: the device's memory (bytes, or with K, M, G); when the step's planned peak "
+          "exceeds it, stacked layers' optimizer state and then parameters live in host memory "
+          "and stream through the device layer by layer (on the CPU target the host tier is a "
+          "file and the cap is on RAM); `info` and `--emit=plan` say what was chosen");
+ABSL_FLAG(std::string, offload, "planned",
+          "`compile --device-memory`: planned (double-buffered, the next layer's transfer "
+          "overlapping this layer's work) or sync (copied in when used, back after: the baseline)");
 ABSL_FLAG(std::string, dump_phases_to, "",
           "also write every stage up to --emit into DIR as NN.STAGE.mlir");
 ABSL_FLAG(int64_t, batch, 0, "override the leading (batch) dimension of every input (0: keep)");
@@ -132,6 +141,9 @@ Usage:
                   the backward keeps (reversible, each layer's input, its GEMM outputs) is
                   chosen for the least recompute whose memory plan fits; --emit=plan and
                   `NAME info` say what was chosen and why; a budget nothing fits is an error.
+                  [--device-memory=BYTES [--offload=planned|sync]] (compile, CPU): what
+                  does not fit stays in host memory (a file on the CPU target) and streams
+                  through the device layer by layer, its transfers overlapped with the work.
                   [--debug-nan] (compile): the CPU step checks every kernel's and GEMM's
                   outputs; the first NaN or Inf stops the run naming the model op it came
                   from ("model.mlir:12:8: op 'step.rsqrt' ... produced +Inf"). Slower.
@@ -478,6 +490,22 @@ int main(int argc, char **argv) {
       return fail("--memory-budget expects a positive size in bytes, or with K, M or G (KiB, "
                   "MiB, GiB), e.g. 512M; found '" + budget + "'");
     if (failed(cg::applyMemoryBudget(*module, stageOptions, *bytes))) return 1;
+  }
+  if (std::string device = absl::GetFlag(FLAGS_device_memory); !device.empty() || isSpecified("device_memory")) {
+    std::optional<int64_t> bytes = cg::parseByteSize(device);
+    if (!bytes)
+      return fail("--device-memory expects a positive size in bytes, or with K, M or G (KiB, "
+                  "MiB, GiB), e.g. 512M; found '" + device + "'");
+    std::string mode = absl::GetFlag(FLAGS_offload);
+    if (mode != "planned" && mode != "sync")
+      return fail("--offload expects planned or sync, found '" + mode + "'");
+    if (command != "compile") return fail("--device-memory: `compile` only");
+    if (*target != cg::Target::CPU)
+      return fail("--device-memory: the CPU target only for now (the CUDA executor's pinned "
+                  "copies are not built yet)");
+    if (failed(cg::applyDeviceMemory(*module, stageOptions, *bytes, mode))) return 1;
+  } else if (isSpecified("offload")) {
+    return fail("--offload needs --device-memory (what must fit on the device)");
   }
   if (command == "interpret") {
     // The training executable's command line, after `--`, on the interpreter.

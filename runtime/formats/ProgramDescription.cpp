@@ -196,6 +196,23 @@ std::string writeProgramDescription(const ProgramDescription &d) {
     root.add("allReduces", num(static_cast<double>(info.allReduces)));
     root.add("allReduceBytes", num(static_cast<double>(info.allReduceBytes)));
   }
+  if (!info.offload.empty()) {
+    JsonValue list = JsonValue::array();
+    for (const OffloadSpec &o : info.offload) {
+      JsonValue e = JsonValue::object();
+      e.add("kind", JsonValue::string(o.state ? "state" : "param"));
+      e.add("index", num(o.index));
+      e.add("layers", num(static_cast<double>(o.layers)));
+      e.add("layerBytes", num(static_cast<double>(o.layerBytes)));
+      list.items.push_back(std::move(e));
+    }
+    root.add("offload", std::move(list));
+    root.add("offloadMode", JsonValue::string(info.offloadMode));
+    root.add("offloadFetchBytes", num(static_cast<double>(info.offloadFetchBytes)));
+    root.add("offloadStoreBytes", num(static_cast<double>(info.offloadStoreBytes)));
+    root.add("offloadHostBytes", num(static_cast<double>(info.offloadHostBytes)));
+  }
+  if (!info.offloadSummary.empty()) root.add("offloadSummary", JsonValue::string(info.offloadSummary));
   JsonValue extra = JsonValue::array();
   for (const std::string &m : info.extraMetrics) extra.items.push_back(JsonValue::string(m));
   root.add("extraMetrics", std::move(extra));
@@ -312,6 +329,24 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
     info.allReduces = r.integer(root, "allReduces");
     info.allReduceBytes = r.integer(root, "allReduceBytes");
   }
+  if (const JsonValue *a = root.find("offload"); a && a->isArray()) {
+    for (const JsonValue &o : a->items) {
+      OffloadSpec e;
+      std::string kind = r.str(o, "kind");
+      if (kind != "param" && kind != "state") r.fail("an offload entry's kind is '" + kind + "'");
+      e.state = kind == "state";
+      e.index = static_cast<int>(r.integer(o, "index"));
+      e.layers = r.integer(o, "layers");
+      e.layerBytes = r.integer(o, "layerBytes");
+      info.offload.push_back(e);
+    }
+    info.offloadMode = r.str(root, "offloadMode");
+    info.offloadFetchBytes = r.integer(root, "offloadFetchBytes");
+    info.offloadStoreBytes = r.integer(root, "offloadStoreBytes");
+    info.offloadHostBytes = r.integer(root, "offloadHostBytes");
+  }
+  if (const JsonValue *m = root.find("offloadSummary"); m && m->kind == JsonValue::Kind::kString)
+    info.offloadSummary = m->text;
   if (const JsonValue *a = r.member(root, "extraMetrics", JsonValue::Kind::kArray))
     for (const JsonValue &m : a->items) info.extraMetrics.push_back(m.text);
   if (const JsonValue *a = root.find("repeatMemory"); a && a->isArray())

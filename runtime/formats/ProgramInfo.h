@@ -56,6 +56,17 @@ struct InputSpec {
 };
 
 /// Everything the host side needs to know about a step program.
+/// A parameter or optimizer-state buffer the step keeps in host memory (the far tier) and streams
+/// through the device layer by layer (stepc compile --device-memory;
+/// compiler/Codegen/Common/OffloadBuffers.cpp). Its transfer calls name it by its index in
+/// ProgramInfo::offload.
+struct OffloadSpec {
+  bool state = false;  // ProgramInfo::state[index]; else ProgramInfo::params[index]
+  int index = 0;
+  int64_t layers = 0;      // the leading (stacked-layer) axis
+  int64_t layerBytes = 0;  // one layer, contiguous
+};
+
 struct ProgramInfo {
   std::string name;  // the model's name, e.g. "byte_lm_residual" (the executable's name by default)
   /// The model's identity: checkpoints record it and refuse to load into another model. It
@@ -104,6 +115,16 @@ struct ProgramInfo {
   int64_t dataParallelMicroBatches = 0;
   int64_t allReduces = 0;
   int64_t allReduceBytes = 0;
+  /// Offload (empty: everything on the device). `offloadMode` is "planned" (double-buffered,
+  /// the next layer's transfer overlapping this layer's work) or "sync" (copied in when used,
+  /// back after); `offloadTransferBytes` the bytes one step moves each way as planned;
+  /// `offloadSummary` what --device-memory chose and why.
+  std::vector<OffloadSpec> offload;
+  std::string offloadMode;
+  int64_t offloadFetchBytes = 0;
+  int64_t offloadStoreBytes = 0;
+  int64_t offloadHostBytes = 0;
+  std::string offloadSummary;
   /// Names of the profiled calls (kernels and library GEMMs) by profile id (Profile.h).
   std::vector<std::string> kernelNames;
 };

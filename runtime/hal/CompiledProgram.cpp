@@ -27,8 +27,36 @@ Status CompiledProgram::create(const std::string &text, PackedEntry train, Packe
   for (const Binding &b : d.train.results)
     if (b.kind == Binding::Kind::kBatch || b.kind == Binding::Kind::kStep)
       return Status::error("program description: the train step cannot return a batch or step");
+  std::unique_ptr<FarStore> far;
+  if (!d.info.offload.empty())
+    if (Status s = FarStore::open(d.info, far); !s.ok()) return s.withContext("offload");
   out.reset(new CompiledProgram(std::move(d), train, eval));
+  out->far_ = std::move(far);
   return {};
+}
+
+Status CompiledProgram::invoke(PackedEntry fn) {
+  if (!far_) {
+    fn(args_.data());
+    return {};
+  }
+  if (Status s = far_->begin(); !s.ok()) return s;
+  setFarStore(far_.get());
+  fn(args_.data());
+  setFarStore(nullptr);
+  return far_->end();
+}
+
+std::string CompiledProgram::describeOffload() const {
+  if (!far_) return "";
+  OffloadStats s = far_->stats();
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "%s; so far %.1f MiB read and %.1f MiB written in %lld transfers, %.3f s of I/O, "
+                "%.3f s of it exposed",
+                far_->where().c_str(), s.fetchedBytes / 1048576.0, s.storedBytes / 1048576.0,
+                static_cast<long long>(s.transfers), s.ioSeconds, s.exposedSeconds);
+  return text;
 }
 
 Status CompiledProgram::attachCuda(const std::string &text, PackedEntry train,
@@ -169,7 +197,13 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
     scratch_[i].resize(static_cast<size_t>(n));
     args_.push_back(scratch_[i].data());
   }
-  fn(args_.data());
+  OffloadStats before = far_ ? far_->stats() : OffloadStats();
+  if (Status s = invoke(fn); !s.ok()) return s;
+  if (far_) {
+    OffloadStats after = far_->stats();
+    offloadExposedMs_ = (after.exposedSeconds - before.exposedSeconds) * 1e3;
+    offloadIoMs_ = (after.ioSeconds - before.ioSeconds) * 1e3;
+  }
   // --data-parallel: a reduction that failed (its error names the rank and the peer).
   if (std::string error; takeCollectiveError(error)) return Status::error(error);
   // --debug-nan: the first output of the step that held a NaN or Inf, by where it came from.
@@ -213,6 +247,12 @@ Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetric
   // On the GPU, the step's device time (CUDA events) too.
   if (useCuda_ && cudaStep_->lastDeviceMs() >= 0)
     metrics.extra.emplace_back("device_ms", cudaStep_->lastDeviceMs());
+  // --device-memory: the step's time waiting for transfers (not overlapped), and the I/O
+  // thread's time in them.
+  if (far_) {
+    metrics.extra.emplace_back("offload_exposed_ms", offloadExposedMs_);
+    metrics.extra.emplace_back("offload_io_ms", offloadIoMs_);
+  }
   return {};
 }
 
@@ -254,8 +294,7 @@ Status CompiledProgram::sampleLogits(const StepBuffers &buffers, int64_t positio
   int32_t at = static_cast<int32_t>(position);
   if (Status s = bindSampling(description_.sample, buffers, nullptr, &at, logits); !s.ok())
     return s;
-  sample_(args_.data());
-  return {};
+  return invoke(sample_);
 }
 
 Status CompiledProgram::resetSampleState() {
@@ -282,7 +321,7 @@ Status CompiledProgram::sampleStep(const StepBuffers &buffers, const std::vector
                               const_cast<int32_t *>(tokens.data()), &at, logits);
       !s.ok())
     return s;
-  sampleStep_(args_.data());
+  if (Status s = invoke(sampleStep_); !s.ok()) return s;
   std::swap(sampleState_, nextSampleState_);
   return {};
 }

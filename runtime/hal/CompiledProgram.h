@@ -16,6 +16,7 @@
 #include "runtime/formats/ProgramDescription.h"
 #include "runtime/harness/StepProgram.h"
 #include "runtime/hal/cpu/Collectives.h"
+#include "runtime/hal/cpu/Offload.h"
 #include "runtime/hal/cuda/CudaStep.h"
 
 namespace stepc::rt {
@@ -51,6 +52,10 @@ class CompiledProgram : public StepProgram {
   const ProgramInfo &info() const override { return description_.info; }
   const ProgramDescription &description() const { return description_; }
   Status setThreads(int threads) override;
+  float *hostTensor(bool state, int index) override {
+    return far_ ? far_->hostTensor(state, index) : nullptr;
+  }
+  std::string describeOffload() const override;
   Status run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) override;
   Status syncToHost(const StepBuffers &buffers) override;
   bool canEvaluate() const override { return true; }
@@ -72,6 +77,8 @@ class CompiledProgram : public StepProgram {
   CompiledProgram(ProgramDescription description, PackedEntry train, PackedEntry eval);
   Status call(const EntryDescription &entry, PackedEntry fn, const StepBuffers &buffers,
               int64_t step);
+  // Runs a compiled entry with its offload transfers served (and all of them done after).
+  Status invoke(PackedEntry fn);
   // A sampling entry's buffers (@sample_logits, @sample_step) into args_: params, the tokens
   // (`tokens`, or the batch buffer when null), the position and the states read, then the
   // logits (zeroed) and the states written.
@@ -88,6 +95,10 @@ class CompiledProgram : public StepProgram {
   bool useCuda_ = false;
   std::unique_ptr<cuda::CudaStep> cudaStep_;
   std::unique_ptr<Communicator> ranks_;
+  // --device-memory: the host tier of the offloaded buffers (a file), and the exposed transfer
+  // time of the steps so far.
+  std::unique_ptr<FarStore> far_;
+  double offloadExposedMs_ = 0, offloadIoMs_ = 0;
   std::vector<std::vector<float>> scratch_;  // one per result of the entry being called
   std::vector<std::vector<float>> grads_;    // the last step's gradients (--export-grads)
   std::vector<void *> args_;

@@ -131,6 +131,24 @@ std::string infoText(const StepProgram &program) {
             " micro-batches (N a power of two dividing them); each step all-reduces " +
             std::to_string(info.allReduces) + " buffers, " +
             formatBytes(static_cast<double>(info.allReduceBytes)) + ", in a fixed tree\n";
+  if (!info.offloadSummary.empty()) text += "device memory: " + info.offloadSummary + "\n";
+  if (!info.offload.empty()) {
+    // What streaming costs at a few links' bandwidths: the bound the overlap works against.
+    double moved = static_cast<double>(info.offloadFetchBytes + info.offloadStoreBytes);
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "offload: %zu buffers in host memory (%s), %s; each step reads %s and writes %s "
+                  "of them, %.1f ms at 2 GB/s (NVMe), %.2f ms at 25 GB/s (PCIe 4 x16), %.2f ms "
+                  "at 50 GB/s (PCIe 5 x16)\n",
+                  info.offload.size(), formatBytes(static_cast<double>(info.offloadHostBytes)).c_str(),
+                  info.offloadMode == "sync" ? "copied in when used and back after (sync)"
+                                             : "double-buffered, the next layer's transfer "
+                                               "overlapping this layer's work (planned)",
+                  formatBytes(static_cast<double>(info.offloadFetchBytes)).c_str(),
+                  formatBytes(static_cast<double>(info.offloadStoreBytes)).c_str(),
+                  moved / 2e9 * 1e3, moved / 25e9 * 1e3, moved / 50e9 * 1e3);
+    text += line;
+  }
   text += "kernels " +
           (info.kernelCount > 0 ? std::to_string(info.kernelCount) : std::string("unknown")) +
           "\n";

@@ -202,7 +202,7 @@ Status sample(StepProgram &program, const SampleOptions &options, FILE *out, FIL
       result->seconds = seconds;
     }
     return Status();
-  });
+  }, &program);
 }
 
 }  // namespace stepc::rt

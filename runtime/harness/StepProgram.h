@@ -103,6 +103,17 @@ class StepProgram {
     return {};
   }
 
+  /// Where the training loop must keep parameter (or, with `state`, optimizer-state) tensor
+  /// `index` between steps: a program that streams it from host memory (stepc compile
+  /// --device-memory) lends its host copy; null: the caller's own memory.
+  virtual float *hostTensor(bool state, int index) {
+    (void)state;
+    (void)index;
+    return nullptr;
+  }
+  /// Where the offloaded tensors live, for `info` ("" without offload).
+  virtual std::string describeOffload() const { return ""; }
+
   /// The threads the step may use (--threads; 0: the program's choice). Called before the
   /// first step.
   virtual Status setThreads(int threads) {

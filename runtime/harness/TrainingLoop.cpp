@@ -27,13 +27,17 @@ constexpr const char *kCheckpointSuffix = ".safetensors";
 constexpr int kStepDigits = 10;
 
 // The host memory of a run: params, state and batch, owned here and lent to the program as
-// StepBuffers. F32 and I32 elements are both 4 bytes; each buffer has its own vector.
+// StepBuffers. F32 and I32 elements are both 4 bytes; each buffer has its own vector, except
+// the tensors the program keeps in its own host tier (--device-memory), which are its.
 class HostBuffers {
  public:
-  explicit HostBuffers(const ProgramInfo &info) {
-    for (const ParamSpec &p : info.params) add(views_.params, p.name, DType::kF32, p.shape);
-    for (const StateSpec &s : info.state)
-      add(views_.state, s.slot + "/" + s.param, DType::kF32, s.shape);
+  HostBuffers(const ProgramInfo &info, StepProgram *program) {
+    for (size_t i = 0; i < info.params.size(); ++i)
+      add(views_.params, info.params[i].name, DType::kF32, info.params[i].shape,
+          program ? program->hostTensor(false, static_cast<int>(i)) : nullptr);
+    for (size_t i = 0; i < info.state.size(); ++i)
+      add(views_.state, info.state[i].slot + "/" + info.state[i].param, DType::kF32,
+          info.state[i].shape, program ? program->hostTensor(true, static_cast<int>(i)) : nullptr);
     for (const InputSpec &in : info.inputs) {
       auto [first, second] = batchBufferNames(in);
       add(views_.batch, first, in.dtype, in.shape);
@@ -45,9 +49,12 @@ class HostBuffers {
 
  private:
   void add(std::vector<TensorBuffer> &list, const std::string &name, DType dtype,
-           const std::vector<int64_t> &shape) {
+           const std::vector<int64_t> &shape, float *lent = nullptr) {
     TensorBuffer buffer{name, dtype, shape, nullptr};
-    if (dtype == DType::kI32) {
+    if (lent) {
+      std::fill(lent, lent + buffer.elements(), 0.0f);  // as a vector starts
+      buffer.data = lent;
+    } else if (dtype == DType::kI32) {
       ints_.emplace_back(static_cast<size_t>(buffer.elements()), 0);
       buffer.data = ints_.back().data();
     } else {
@@ -377,7 +384,7 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
     return Status::error("--init-from and --resume exclude each other: a resumed run takes its "
                          "parameters from the checkpoint");
 
-  HostBuffers host(info);
+  HostBuffers host(info, &program);
   const StepBuffers &buffers = host.views();
   uint64_t seed = options.seed;
   int64_t first = 0;
@@ -591,11 +598,12 @@ Status evaluateWith(StepProgram &program, const EvalOptions &options, const Step
 
 Status withParameters(const ProgramInfo &info, const std::string &checkpointDir,
                       const std::string &initFrom, uint64_t seed,
-                      const std::function<Status(const StepBuffers &)> &use) {
+                      const std::function<Status(const StepBuffers &)> &use,
+                      StepProgram *program) {
   if (Status s = validateProgramInfo(info); !s.ok()) return s;
   if (!initFrom.empty() && !checkpointDir.empty())
     return Status::error("--init-from and --checkpoint-dir exclude each other");
-  HostBuffers host(info);
+  HostBuffers host(info, program);
   const StepBuffers &buffers = host.views();
   if (!checkpointDir.empty()) {
     CheckpointInfo ci;
@@ -616,7 +624,8 @@ Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLo
   return withParameters(program.info(), options.checkpointDir, options.initFrom, options.seed,
                         [&](const StepBuffers &buffers) {
                           return evaluateWith(program, options, buffers, meanLoss, split);
-                        });
+                        },
+                        &program);
 }
 
 }  // namespace stepc::rt

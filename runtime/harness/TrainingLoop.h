@@ -92,10 +92,12 @@ Status evaluate(StepProgram &program, const EvalOptions &options, double &meanLo
 
 /// Calls `use` with host buffers holding the parameters of the newest checkpoint in
 /// `checkpointDir`, of the safetensors file `initFrom`, or (neither given) the initialisers'
-/// with `seed`; what eval and sample run on.
+/// with `seed`; what eval and sample run on. `program` (if given) may lend the memory of the
+/// tensors it keeps in its own host tier (StepProgram::hostTensor).
 Status withParameters(const ProgramInfo &info, const std::string &checkpointDir,
                       const std::string &initFrom, uint64_t seed,
-                      const std::function<Status(const StepBuffers &)> &use);
+                      const std::function<Status(const StepBuffers &)> &use,
+                      StepProgram *program = nullptr);
 
 /// CHECKPOINT_DIR/best.safetensors: the checkpoint of the best validation loss.
 std::string bestCheckpointPath(const std::string &dir);

@@ -49,6 +49,13 @@ def CollectivesToRuntime : Pass<"step-collectives-to-runtime", "mlir::ModuleOp">
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 
+def OffloadBuffers : Pass<"step-offload-buffers", "mlir::ModuleOp"> {
+  let summary = "Streams the buffers named by the module's step.offload through arena slots, "
+                "layer by layer, with the runtime's transfers (runtime/hal/cpu/Offload.h)";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
 def PlanMemory : Pass<"step-plan-memory", "mlir::ModuleOp"> {
   let summary = "Places every temporary buffer at a fixed offset of one static arena";
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

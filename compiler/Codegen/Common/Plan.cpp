@@ -1,6 +1,8 @@
 //===- Plan.cpp - the host plan of a bufferized step program --------------===//
 #include "compiler/Codegen/Common/Plan.h"
 
+#include <cstring>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -107,6 +109,22 @@ class PlanPrinter {
               << " (sum over the ranks, fixed tree) " << operands(call) << "\n";
           continue;
         }
+        // --device-memory's transfers (runtime/hal/cpu/Offload.h).
+        if (call.getCallee().starts_with("stepc_offload_")) {
+          auto buffer = call->getAttrOfType<mlir::StringAttr>("step.buffer");
+          auto layer = call->getAttrOfType<mlir::StringAttr>("step.layer");
+          llvm::StringRef what = call.getCallee().drop_front(strlen("stepc_offload_"));
+          llvm::StringRef verb = what == "fetch"   ? "prefetch"
+                                 : what == "store" ? "write-back"
+                                 : what == "wait"  ? "wait for"
+                                                   : "wait for all transfers after";
+          os_ << indent << verb << " " << (buffer ? buffer.getValue() : "?") << ", "
+              << (layer ? layer.getValue() : "?");
+          if (what == "fetch" || what == "store")
+            os_ << (what == "fetch" ? " -> " : " <- ") << operands(call);
+          os_ << "\n";
+          continue;
+        }
         bool gemm = call.getCallee().starts_with("stepc_");
         os_ << indent << (gemm ? "gemm " : "kernel ") << call.getCallee() << "(" << operands(call)
             << ")" << estimate(op) << "\n";
@@ -147,6 +165,10 @@ mlir::LogicalResult printPlan(mlir::ModuleOp module, llvm::raw_ostream &os) {
     os << "// memory: " << memory << "\n";
   if (auto budget = module->getAttrOfType<mlir::StringAttr>("step.memory_budget"))
     os << "// memory budget: " << budget.getValue() << "\n";
+  if (auto offloaded = module->getAttrOfType<mlir::DictionaryAttr>("step.offloaded"))
+    os << "// offload: " << offloaded << "\n";
+  if (auto summary = module->getAttrOfType<mlir::StringAttr>("step.offload_summary"))
+    os << "// device memory: " << summary.getValue() << "\n";
   if (auto kernels = module->getAttrOfType<mlir::DictionaryAttr>("step.kernels"))
     os << "// kernels: " << kernels << "\n";
   if (auto prediction = module->getAttrOfType<mlir::DictionaryAttr>("step.prediction")) {

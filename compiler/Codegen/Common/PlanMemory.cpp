@@ -16,8 +16,9 @@
 // its own block is planned; anything else (none in today's pipelines) keeps malloc/free. The
 // step functions run one at a time, so they share the arena: its size is the largest plan.
 // The result is recorded as `step.memory = {arena_bytes, peak_bytes, planned, unplanned}`
-// (peak: the arena plus the runtime's params, state, results and the batch) and in the
-// program description (plannedBytes = the peak).
+// (peak: the arena plus the runtime's params, state, results and the batch, less what
+// --step-offload-buffers keeps in host memory: host_bytes) and in the program description
+// (plannedBytes = the peak). A slot for offload transfers asks for page alignment.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -41,7 +42,7 @@ constexpr int64_t kAlignment = 64;
 struct Buffer {
   mlir::memref::AllocOp alloc;
   mlir::memref::DeallocOp dealloc;
-  int64_t bytes = 0, begin = 0, end = 0, offset = -1;
+  int64_t bytes = 0, begin = 0, end = 0, offset = -1, alignment = kAlignment;
 };
 
 int64_t bytesOf(mlir::MemRefType type) {
@@ -64,10 +65,11 @@ int64_t assignOffsets(std::vector<Buffer> &buffers) {
     for (Buffer *p : placed)
       if (p->begin <= b->end && b->begin <= p->end) taken.push_back({p->offset, p->offset + p->bytes});
     std::sort(taken.begin(), taken.end());
+    auto align = [&](int64_t x) { return (x + b->alignment - 1) / b->alignment * b->alignment; };
     int64_t offset = 0;
     for (auto [lo, hi] : taken) {
       if (offset + b->bytes <= lo) break;
-      offset = std::max(offset, hi);
+      offset = std::max(offset, align(hi));
     }
     b->offset = offset;
     arena = std::max(arena, offset + b->bytes);
@@ -82,6 +84,7 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
     mlir::MLIRContext *ctx = &getContext();
     if (module.lookupSymbol("stepc_arena")) return;  // planned already
     int64_t arena = 0, planned = 0, unplanned = 0, sampleArena = -1, sampleStepArena = -1;
+    int64_t arenaAlignment = kAlignment;
     std::vector<std::pair<mlir::func::FuncOp, std::vector<Buffer>>> plans;
     for (auto fn : module.getOps<mlir::func::FuncOp>()) {
       if (fn.isExternal() || fn->hasAttr("step.kernel")) continue;
@@ -109,6 +112,10 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
         b.alloc = alloc;
         b.dealloc = dealloc;
         b.bytes = bytesOf(type);
+        // Offload slots ask for page alignment (direct I/O); the arena is aligned as strictly.
+        if (auto a = alloc.getAlignment(); a && static_cast<int64_t>(*a) > kAlignment)
+          b.alignment = static_cast<int64_t>(*a);
+        arenaAlignment = std::max(arenaAlignment, b.alignment);
         b.begin = number[alloc];
         b.end = number[dealloc];
         buffers.push_back(b);
@@ -126,7 +133,7 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
     auto arenaType = mlir::MemRefType::get({arena}, b.getI8Type());
     b.create<mlir::memref::GlobalOp>(module.getLoc(), "stepc_arena", b.getStringAttr("private"),
                                      arenaType, /*initial_value=*/mlir::Attribute(),
-                                     /*constant=*/false, b.getI64IntegerAttr(kAlignment));
+                                     /*constant=*/false, b.getI64IntegerAttr(arenaAlignment));
     for (auto &[fn, buffers] : plans) {
       if (buffers.empty()) continue;
       b.setInsertionPointToStart(&fn.getBody().front());
@@ -143,7 +150,7 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
     }
     // The planned peak: the arena plus the buffers the runtime holds for a step: params and
     // state, any updated copies among the step's outputs, and the batch.
-    int64_t total = arena, paramBytes = 0, stateBytes = 0, batchBytes = 0;
+    int64_t total = arena, paramBytes = 0, stateBytes = 0, batchBytes = 0, hostBytes = 0;
     auto attr = module->getAttrOfType<mlir::StringAttr>("step.program");
     rt::ProgramDescription d;
     bool described = attr && rt::parseProgramDescription(attr.getValue().str(), d).ok();
@@ -155,6 +162,10 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
       };
       for (const rt::ParamSpec &p : d.info.params) paramBytes += bytes(p.shape);
       for (const rt::StateSpec &st : d.info.state) stateBytes += bytes(st.shape);
+      // Offloaded buffers live in host memory (--step-offload-buffers): not on the device.
+      for (const rt::OffloadSpec &o : d.info.offload)
+        (o.state ? stateBytes : paramBytes) -= o.layers * o.layerBytes;
+      hostBytes = d.info.offloadHostBytes;
       // Updates not made in place (--step-update-in-place) come back in scratch buffers.
       for (const rt::Binding &r : d.train.results) {
         if (r.kind == rt::Binding::Kind::kParam) paramBytes += bytes(d.info.params[r.index].shape);
@@ -169,15 +180,16 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
       if (sampleStepArena >= 0) d.info.sampleStepTemporaryBytes = sampleStepArena;
       module->setAttr("step.program", mlir::StringAttr::get(ctx, rt::writeProgramDescription(d)));
     }
-    module->setAttr("step.memory",
-                    mlir::DictionaryAttr::get(
-                        ctx, {b.getNamedAttr("arena_bytes", b.getI64IntegerAttr(arena)),
-                              b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(total)),
-                              b.getNamedAttr("params_bytes", b.getI64IntegerAttr(paramBytes)),
-                              b.getNamedAttr("state_bytes", b.getI64IntegerAttr(stateBytes)),
-                              b.getNamedAttr("batch_bytes", b.getI64IntegerAttr(batchBytes)),
-                              b.getNamedAttr("planned", b.getI64IntegerAttr(planned)),
-                              b.getNamedAttr("unplanned", b.getI64IntegerAttr(unplanned))}));
+    llvm::SmallVector<mlir::NamedAttribute> memory = {
+        b.getNamedAttr("arena_bytes", b.getI64IntegerAttr(arena)),
+        b.getNamedAttr("peak_bytes", b.getI64IntegerAttr(total)),
+        b.getNamedAttr("params_bytes", b.getI64IntegerAttr(paramBytes)),
+        b.getNamedAttr("state_bytes", b.getI64IntegerAttr(stateBytes)),
+        b.getNamedAttr("batch_bytes", b.getI64IntegerAttr(batchBytes)),
+        b.getNamedAttr("planned", b.getI64IntegerAttr(planned)),
+        b.getNamedAttr("unplanned", b.getI64IntegerAttr(unplanned))};
+    if (hostBytes > 0) memory.push_back(b.getNamedAttr("host_bytes", b.getI64IntegerAttr(hostBytes)));
+    module->setAttr("step.memory", mlir::DictionaryAttr::get(ctx, memory));
   }
 };
 
