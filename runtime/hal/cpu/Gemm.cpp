@@ -46,6 +46,7 @@ struct Blas {
   int64_t m, n, k, ldc;
   bool accumulate;
   bool splitRows = true;
+  int64_t parts = 1;
 };
 
 // The block C[i0:i1, j0:j1] of `call`.
@@ -63,19 +64,33 @@ void runBlas(const Blas &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
               static_cast<int>(call.ldc));
 }
 
-// Part [lo, hi) of poolThreads() parts, in blocks aligned to 16 rows or columns.
+// A GEMM big enough to split is always split into the same blocks of rows (or of columns when
+// C is wider than tall): up to kParts, of at least 128 rows, aligned to 16, each one
+// single-threaded BLAS call, whatever the thread count: the threads share the blocks out. BLAS's result for an element
+// can depend on the shape of the call it is in (OpenBLAS's FMA kernels for Haswell and Zen
+// give different bits for the rows of a block than for the same rows of the whole matrix), so
+// splitting by the thread count made the numbers depend on --threads; a fixed split does not.
+constexpr int64_t kParts = 16;
+
+bool worthSplitting(int64_t m, int64_t n, int64_t k) {
+  return 2.0 * m * n * k >= 4.0e6 && std::max(m, n) >= 32;  // about 10 µs of work or more
+}
+
+// Parts [lo, hi) of call.parts, each its own BLAS call.
 void runBlock(void *context, int64_t lo, int64_t hi) {
   const Blas &call = *static_cast<const Blas *>(context);
-  int64_t parts = poolThreads(), extent = call.splitRows ? call.m : call.n;
+  int64_t extent = call.splitRows ? call.m : call.n;
   auto edge = [&](int64_t p) {
-    if (p >= parts) return extent;
-    int64_t e = (extent * p / parts + 8) / 16 * 16;
+    if (p >= call.parts) return extent;
+    int64_t e = (extent * p / call.parts + 8) / 16 * 16;
     return std::min(e, extent);
   };
-  if (call.splitRows)
-    runBlas(call, edge(lo), edge(hi), 0, call.n);
-  else
-    runBlas(call, 0, call.m, edge(lo), edge(hi));
+  for (int64_t p = lo; p < hi; ++p) {
+    if (call.splitRows)
+      runBlas(call, edge(p), edge(p + 1), 0, call.n);
+    else
+      runBlas(call, 0, call.m, edge(p), edge(p + 1));
+  }
 }
 
 // C[M,N] += op(A) · op(B) for one 2-D slice. `parallel`: split over the pool when it is big
@@ -107,12 +122,13 @@ void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, cons
   if (A.ok && B.ok && (cStrides[1] == 1 || n == 1)) {
     int64_t ldc = std::max<int64_t>(m == 1 ? n : cStrides[0], n);
     Blas call{A, B, c, m, n, k, ldc, accumulate};
-    int threads = poolThreads();
-    // Big enough to be worth splitting (about 10 µs of work or more): blocks of rows, or of
-    // columns when C is wider than tall, one per thread, each a single-threaded BLAS call.
-    if (parallel && threads > 1 && 2.0 * m * n * k >= 4.0e6 && std::max(m, n) >= 32) {
+    // Big enough to be worth splitting: kParts blocks, over the pool (`parallel`) or one after
+    // the other on this thread (a batch's worker); the same blocks either way.
+    if (worthSplitting(m, n, k)) {
       call.splitRows = m >= n;
-      parallelFor(0, threads, runBlock, &call);
+      call.parts = std::clamp<int64_t>(std::max(m, n) / 128, 1, kParts);
+      if (parallel && poolThreads() > 1) parallelFor(0, call.parts, runBlock, &call);
+      else runBlock(&call, 0, call.parts);
       return;
     }
     runBlas(call, 0, m, 0, n);
@@ -176,8 +192,9 @@ void runBatches(void *context, int64_t lo, int64_t hi) {
 // A batch of at least two GEMMs per thread (an MoE's experts: E GEMMs of T·k/E rows) runs its
 // GEMMs side by side, each whole on one thread, instead of one after the other each split over
 // the threads: the blocks of a split GEMM of 512 rows were too small for BLAS to run at full
-// speed (an E = 8 layer's GEMMs at 165 against a dense layer's 214 GFLOP/s). Each GEMM is then
-// one whole single-threaded BLAS call, as with one thread, so the bits are the same.
+// speed (an E = 8 layer's GEMMs at 165 against a dense layer's 214 GFLOP/s). Each GEMM then runs
+// its blocks (gemm2d's fixed split) one after the other on one thread: the same BLAS calls as
+// any other thread count, so the bits are the same.
 void _mlir_ciface_stepc_batch_matmul_f32(StridedMemRef<3> *a, StridedMemRef<3> *b,
                                          StridedMemRef<3> *c, int64_t transA, int64_t transB,
                                          int64_t accumulate) {

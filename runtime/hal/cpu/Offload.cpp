@@ -233,6 +233,11 @@ Status FarStore::begin() {
   // What the training loop wrote through the mapping reaches the file before direct reads.
   if (::msync(impl_->mapping, static_cast<size_t>(impl_->fileBytes), MS_SYNC) != 0)
     return Status::error("cannot sync the offload file (" + std::string(std::strerror(errno)) + ")");
+  // Then out of RAM: the mapping's pages unmapped and the file's clean pages dropped from the
+  // page cache, so the host tier costs no memory while the step runs (the next whole-tensor
+  // access between steps reads them back from the file).
+  ::madvise(impl_->mapping, static_cast<size_t>(impl_->fileBytes), MADV_DONTNEED);
+  ::posix_fadvise(impl_->fd, 0, impl_->fileBytes, POSIX_FADV_DONTNEED);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->error.clear();
   return {};

@@ -12,8 +12,9 @@
 //
 // The training loop's whole-tensor work between steps (initialisation, --init-from, resume,
 // checkpoints, --save-params) sees each offloaded tensor through a shared mapping of the same
-// file (hostTensor); before a step the mapping is synced to the file, and every transfer of a
-// step is complete when the step returns.
+// file (hostTensor); before a step the mapping is synced to the file and its pages leave RAM
+// (unmapped, dropped from the page cache), and every transfer of a step is complete when the
+// step returns.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_RUNTIME_HAL_CPU_OFFLOAD_H
