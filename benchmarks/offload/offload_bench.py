@@ -24,16 +24,12 @@ import sys
 import tempfile
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "benchmarks", "data_parallel"))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+from dp_scaling import run  # noqa: E402  (a command's output, or exit with it)
 STEPC = os.path.join(REPO, "bazel-bin", "compiler", "Driver", "stepc")
 WARMUP = 1
 PCIE5 = 50e9  # bytes/s a PCIe 5 x16 link sustains in practice (64 GB/s raw)
-
-
-def run(cmd, env=None):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    if r.returncode != 0:
-        sys.exit("failed: " + " ".join(cmd) + "\n" + r.stdout[-3000:])
-    return r.stdout
 
 
 def mib(text):

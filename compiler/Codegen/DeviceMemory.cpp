@@ -13,12 +13,7 @@
 namespace stepc::codegen {
 namespace {
 
-std::string mib(double bytes) {
-  char text[32];
-  if (bytes < (1 << 20)) std::snprintf(text, sizeof text, "%.1f KiB", bytes / (1 << 10));
-  else std::snprintf(text, sizeof text, "%.1f MiB", bytes / (1 << 20));
-  return text;
-}
+std::string mib(double bytes) { return formatMiB(bytes); }
 
 struct Candidate {
   std::string name;

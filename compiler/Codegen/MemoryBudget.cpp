@@ -9,14 +9,17 @@
 #include "dialects/step/IR/StepDialect.h"
 
 namespace stepc::codegen {
-namespace {
 
-std::string mib(double bytes) {
+std::string formatMiB(double bytes) {
   char text[32];
   if (bytes < (1 << 20)) std::snprintf(text, sizeof text, "%.1f KiB", bytes / (1 << 10));
   else std::snprintf(text, sizeof text, "%.1f MiB", bytes / (1 << 20));
   return text;
 }
+
+namespace {
+
+std::string mib(double bytes) { return formatMiB(bytes); }
 
 double tensorBytes(mlir::Type type) {
   auto t = llvm::cast<mlir::RankedTensorType>(type);

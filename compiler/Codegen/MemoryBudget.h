@@ -31,6 +31,9 @@
 
 namespace stepc::codegen {
 
+/// "12.3 MiB" (or "4.0 KiB" under a MiB): how the budgets' messages print sizes.
+std::string formatMiB(double bytes);
+
 /// Parses --memory-budget: bytes, or a number with K, M, G (KiB, MiB, GiB: powers of 1024).
 std::optional<int64_t> parseByteSize(llvm::StringRef text);
 
