@@ -39,7 +39,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include <map>
-#include <set>
 
 #include "compiler/Codegen/Common/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -399,8 +398,7 @@ struct Transfers {
 // Rewrites `loop`'s views of offloaded buffers into slot views with transfers.
 void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Streamed> buffers,
                 bool sync, Transfers &moved) {
-  mlir::MLIRContext *ctx = module.getContext();
-  mlir::OpBuilder b(ctx);
+  mlir::OpBuilder b(module.getContext());
   mlir::Location loc = loop.getLoc();
   auto i64 = b.getI64Type();
   auto unranked = mlir::UnrankedMemRefType::get(b.getF32Type(), 0);
@@ -441,7 +439,6 @@ void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Str
     auto alloc = b.create<mlir::memref::AllocOp>(loc, slotType, b.getI64IntegerAttr(kSlotAlignment));
     b.setInsertionPointAfter(loop);
     b.create<mlir::memref::DeallocOp>(loc, alloc);
-    Value id = nullptr;
     auto idValue = [&]() {
       return b.create<mlir::arith::ConstantIntOp>(loc, s.id, 64).getResult();
     };
@@ -458,17 +455,16 @@ void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Str
       Value v = layerView(b, loc, alloc, k);
       return b.create<mlir::memref::CastOp>(loc, unranked, v).getResult();
     };
-    Value zero = nullptr, slot = nullptr;
     if (!sync) {
       // Before the loop: the first iteration's layer into slot 0.
       b.setInsertionPoint(loop);
-      zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+      Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
       tag(b.create<mlir::func::CallOp>(loc, fetch, mlir::ValueRange{idValue(), layerOf(loop.getLowerBound()), slotView(zero)}), "the loop's first layer");
     }
     // At the top of the body: this iteration's slot k, its layer waited for; the next
     // iteration's layer started into the other slot.
     b.setInsertionPointToStart(body);
-    id = idValue();
+    Value id = idValue();
     Value layer = layerOf(iv);
     Value k;
     if (sync) {
@@ -502,13 +498,11 @@ void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Str
       view.replaceAllUsesWith(replacement.getResult());
       view.erase();
     }
-    slot = k;
     if (s.writes) {
       b.setInsertionPoint(body->getTerminator());
-      tag(b.create<mlir::func::CallOp>(loc, store, mlir::ValueRange{id, layer, slotView(slot)}), "this layer");
+      tag(b.create<mlir::func::CallOp>(loc, store, mlir::ValueRange{id, layer, slotView(k)}), "this layer");
       if (sync) tag(b.create<mlir::func::CallOp>(loc, flush, mlir::ValueRange{}), "this layer");
     }
-    (void)ctx;
   }
 }
 
@@ -598,7 +592,6 @@ struct OffloadBuffersPass : impl::OffloadBuffersBase<OffloadBuffersPass> {
     }
 
     // Step 1: whole-buffer calls to layer loops.
-    std::set<std::string> chosenSet(chosen.begin(), chosen.end());
     llvm::DenseSet<Value> offloaded;
     for (const std::string &name : chosen)
       for (Value arg : argsNamed(name)) offloaded.insert(arg);
@@ -707,7 +700,6 @@ struct OffloadBuffersPass : impl::OffloadBuffersBase<OffloadBuffersPass> {
     if (!summary.empty())
       d.info.offloadSummary += (d.info.offloadSummary.empty() ? "" : "; ") + summary;
     module->setAttr("step.program", mlir::StringAttr::get(&getContext(), rt::writeProgramDescription(d)));
-    (void)chosenSet;
   }
 };
 
