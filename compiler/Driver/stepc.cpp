@@ -452,9 +452,9 @@ int main(int argc, char **argv) {
   stageOptions.target = *target;
   if (stageOptions.train.exportGrads && *target == cg::Target::CUDA)
     return fail("--export-grads: the CPU target only (the CUDA step returns no gradients)");
-  if (stageOptions.train.dataParallel && *target != cg::Target::CPU)
-    return fail("--data-parallel: the CPU target only for now (MPI collectives; the NCCL path "
-                "for --target=cuda is not built yet)");
+  if (stageOptions.train.dataParallel && *target == cg::Target::CUDAEmulated)
+    return fail("--data-parallel: --target=cpu (MPI) or --target=cuda (NCCL); the emulator "
+                "runs one process's kernels and has no collectives");
   if (std::string invalid = stageOptions.validate(); !invalid.empty()) return fail(invalid);
   bool buildExecutable = command == "compile" && emitName.empty();
   const cg::Stage *emit = cg::findStage(*target, emitName.empty() ? "llvm" : emitName);

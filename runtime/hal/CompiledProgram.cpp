@@ -73,6 +73,29 @@ Status CompiledProgram::attachCuda(const std::string &text, PackedEntry train,
 
 std::string CompiledProgram::describeGpu() const { return stepc::rt::describeGpu(); }
 
+namespace {
+
+// Whether `flag` holds on every rank, on every rank: rank 0 gathers and answers.
+Status everyRank(Communicator &c, bool &flag) {
+  char mine = flag ? 1 : 0, all = mine;
+  if (c.rank() == 0) {
+    for (int peer = 1; peer < c.size(); ++peer) {
+      char theirs = 0;
+      if (Status s = c.receive(&theirs, 1, peer); !s.ok()) return s;
+      all = all && theirs;
+    }
+    for (int peer = 1; peer < c.size(); ++peer)
+      if (Status s = c.send(&all, 1, peer); !s.ok()) return s;
+  } else {
+    if (Status s = c.send(&mine, 1, 0); !s.ok()) return s;
+    if (Status s = c.receive(&all, 1, 0); !s.ok()) return s;
+  }
+  flag = all != 0;
+  return {};
+}
+
+}  // namespace
+
 Status CompiledProgram::selectDevice(const std::string &device) {
   if (!cudaDescription_) return selectCpuStepDevice(device);  // a CPU step only
   useCuda_ = false;
@@ -80,16 +103,51 @@ Status CompiledProgram::selectDevice(const std::string &device) {
   if (device != "cuda" && device != "auto")
     return Status::error("expected cpu, cuda or auto, found '" + device + "'");
   cuda::Session &session = cuda::Session::get();
-  if (!session.status().ok()) {
+  bool ready = session.status().ok();
+  if (ranks_ && ranks_->size() > 1) {
+    // The ranks take the same device, or the GPU ranks would wait in NCCL for CPU ones.
+    bool all = ready;
+    if (Status s = everyRank(*ranks_, all); !s.ok()) return s.withContext("choosing the device");
+    if (ready && !all) {
+      if (device == "cuda")
+        return Status::error("another rank has no GPU it can use (it says why); every rank "
+                             "must have one for --device=cuda");
+      std::fprintf(stderr, "stepc: another rank has no GPU; every rank runs the step on the "
+                           "CPU\n");
+      return {};
+    }
+  }
+  if (!ready) {
     if (device == "cuda") return session.status();
     std::fprintf(stderr, "stepc: no GPU (%s); running the step on the CPU\n",
                  session.status().message().c_str());
     return {};
   }
+  if (ranks_) {
+    // Every rank that mpirun started joins NCCL on its own GPU (one rank too: the same path,
+    // a sum over one); one that cannot fails the run (mpirun ends the others) rather than
+    // falling back to the CPU alone.
+    if (Status s = cuda::NcclCommunicator::open(*ranks_, nccl_); !s.ok()) return s;
+    cuda::setNcclCommunicator(nccl_.get());
+    std::fprintf(stderr, "stepc: rank %d of %d sums with %s on device %d\n", ranks_->rank(),
+                 ranks_->size(), nccl_->version().c_str(), cuda::localRank());
+  }
   useCuda_ = true;
   cudaStep_ = std::make_unique<cuda::CudaStep>();
   std::fprintf(stderr, "stepc: running the step on %s (%s)\n", session.device().name.c_str(),
                session.device().arch().c_str());
+  return {};
+}
+
+Status CompiledProgram::setAllReduce(const std::string &mode) {
+  if (mode != "" && mode != "tree" && mode != "fast")
+    return Status::error("expected tree or fast, found '" + mode + "'");
+  if (useCuda_ && nccl_ && mode == "tree")
+    return Status::error("the CUDA step sums over its ranks with NCCL's all-reduce, in NCCL's "
+                         "order: --all-reduce=tree (the CPU's fixed tree) is not built for it; "
+                         "use --all-reduce=fast, or --device=cpu for the tree's bits");
+  fastAllReduce_ = mode == "fast" || (useCuda_ && nccl_);
+  setAllReduceMode(fastAllReduce_ ? AllReduceMode::kFast : AllReduceMode::kTree);
   return {};
 }
 
@@ -127,11 +185,16 @@ Status CompiledProgram::attachRanks() {
                          "two that divides the micro-batches; compile with "
                          "--micro-batches=" + std::to_string(size) + " or a multiple of it");
   setCommunicator(ranks_.get());
+  // A CUDA step's rank uses the GPU of its local rank on the node.
+  if (size > 1) cuda::Session::useDevice(cuda::localRank());
   return {};
 }
 
 void CompiledProgram::detachRanks(int exitCode) {
   if (!ranks_) return;
+  cuda::setNcclCommunicator(nullptr);
+  if (nccl_ && exitCode != 0) nccl_->abort();
+  nccl_.reset();
   setCommunicator(nullptr);
   if (exitCode != 0 && ranks_->size() > 1) ranks_->abort(exitCode);
   ranks_->finish();
@@ -144,6 +207,15 @@ Ranks CompiledProgram::ranks() const {
     r.rank = ranks_->rank();
     r.size = ranks_->size();
     r.launcher = ranks_->launcher();
+    if (nccl_) {
+      r.device = "its node's GPU of its local rank (" + cuda::Session::get().device().name + "; " +
+                 nccl_->version() + ")";
+      r.reduction = "by NCCL's all-reduce (the library's order, not the bits of one process)";
+    } else {
+      r.reduction = fastAllReduce_ ? "by MPI_Allreduce (--all-reduce=fast: the library's order, "
+                                     "not the bits of one process)"
+                                   : "in a fixed tree (the bits of one process)";
+    }
   }
   return r;
 }

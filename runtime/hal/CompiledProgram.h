@@ -18,6 +18,7 @@
 #include "runtime/hal/cpu/Collectives.h"
 #include "runtime/hal/cpu/Offload.h"
 #include "runtime/hal/cuda/CudaStep.h"
+#include "runtime/hal/cuda/Nccl.h"
 
 namespace stepc::rt {
 
@@ -52,6 +53,7 @@ class CompiledProgram : public StepProgram {
   const ProgramInfo &info() const override { return description_.info; }
   const ProgramDescription &description() const { return description_; }
   Status setThreads(int threads) override;
+  Status setAllReduce(const std::string &mode) override;
   float *hostTensor(bool state, int index) override {
     return far_ ? far_->hostTensor(state, index) : nullptr;
   }
@@ -95,6 +97,8 @@ class CompiledProgram : public StepProgram {
   bool useCuda_ = false;
   std::unique_ptr<cuda::CudaStep> cudaStep_;
   std::unique_ptr<Communicator> ranks_;
+  std::unique_ptr<cuda::NcclCommunicator> nccl_;  // a data-parallel CUDA step's
+  bool fastAllReduce_ = false;
   // --device-memory: the host tier of the offloaded buffers (a file), and the exposed transfer
   // time of the steps so far.
   std::unique_ptr<FarStore> far_;

@@ -160,6 +160,13 @@ Status parseCommandLine(const std::vector<std::string> &args, CommandLine &out) 
            t.resume = true;
            return Status();
          }},
+        {"--all-reduce", true,
+         [&](const std::string &x) {
+           if (x != "tree" && x != "fast")
+             return Status::error("--all-reduce: expected tree or fast, found '" + x + "'");
+           t.allReduce = x;
+           return Status();
+         }},
         {"--metrics", true,
          [&](const std::string &x) { return pathFlag("--metrics", x, cl.metricsPath); }},
         {"--init-from", true,
@@ -380,6 +387,10 @@ std::string usageText(const std::string &program, Command command) {
              "  --checkpoint-dir D     write checkpoints to D (at the end, and see below)\n"
              "  --checkpoint-every N   also checkpoint every N steps\n"
              "  --resume               continue from the newest checkpoint in D, bit-identically\n"
+             "  --all-reduce M         under mpirun: tree (the CPU's default: a fixed order, the\n"
+             "                         bits of one process) or fast (MPI_Allreduce, or NCCL's\n"
+             "                         on CUDA, the only choice there: the library's order,\n"
+             "                         equal to float32 rounding)\n"
              "  --metrics FILE.jsonl   one JSON object per step: step, loss, lr, grad_norm,\n"
              "                         tokens_per_s, step_ms, ...\n"
              "  --init-from F          initial parameters from a safetensors file, by name (F32,\n"

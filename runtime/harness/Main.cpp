@@ -222,22 +222,11 @@ int trainingMain(int argc, const char *const *argv, StepProgram &program, FILE *
       ReporterOptions options;
       options.out = err;
       options.metricsPath = cl.metricsPath;
-      if (ranks.size > 1) {
-        if (ranks.rank == 0) {
-          const ProgramInfo &info = program.info();
-          int64_t rows = info.inputs.empty() ? 0 : info.inputs[0].shape[0];
-          int64_t k = info.dataParallelMicroBatches;
-          std::fprintf(err,
-                       "data-parallel: %d ranks (%s), each on the CPU; each step's batch of %lld "
-                       "rows in %lld micro-batches, %lld per rank, summed in a fixed tree (the "
-                       "bits of one process)\n",
-                       ranks.size, ranks.launcher.c_str(), static_cast<long long>(rows),
-                       static_cast<long long>(k), static_cast<long long>(k / ranks.size));
-        } else {
-          if (quiet) options.out = quiet;
-          options.mode = ReporterOptions::Mode::kQuiet;
-          options.metricsPath.clear();
-        }
+      // Rank 0 reports (the launch line comes from train(), once the device is chosen).
+      if (ranks.size > 1 && ranks.rank != 0) {
+        if (quiet) options.out = quiet;
+        options.mode = ReporterOptions::Mode::kQuiet;
+        options.metricsPath.clear();
       }
       Reporter reporter(options);
       InterruptHandler handler;

@@ -37,12 +37,21 @@ int64_t drawToken(const float *logits, int64_t vocab, const SampleOptions &optio
     }
     total = std::accumulate(p.begin(), p.begin() + keep, 0.0);
   }
+  // The draw walks the kept tokens in id order, not in probability order: two near-equal
+  // logits swap places in the sorted order under a last-bit rounding difference (a GEMM over
+  // one row vs a whole window), which would hand the same u to the other token. In id order,
+  // such noise moves a boundary by its own size only.
+  std::vector<int64_t> byId(order.begin(), order.begin() + keep);
+  std::vector<double> q(p.begin(), p.begin() + keep);
+  std::vector<int64_t> rank(static_cast<size_t>(keep));
+  std::iota(rank.begin(), rank.end(), 0);
+  std::sort(rank.begin(), rank.end(), [&](int64_t a, int64_t b) { return byId[a] < byId[b]; });
   double target = u * total, acc = 0;
-  for (int64_t i = 0; i < keep; ++i) {
-    acc += p[i];
-    if (target < acc) return order[i];
+  for (int64_t i : rank) {
+    acc += q[i];
+    if (target < acc) return byId[i];
   }
-  return order[keep - 1];
+  return byId[rank.back()];
 }
 
 namespace {

@@ -67,6 +67,8 @@ struct StepMetrics {
 struct Ranks {
   int rank = 0, size = 1;
   std::string launcher;  // what started the ranks, e.g. "Open MPI v4.1.4"; empty for one
+  std::string device = "the CPU";  // where each rank's step runs
+  std::string reduction;           // how the ranks' sums meet (setAllReduce)
 };
 
 /// Metrics with every extra metric of `info` present (zero), in order.
@@ -118,6 +120,15 @@ class StepProgram {
   /// first step.
   virtual Status setThreads(int threads) {
     (void)threads;
+    return {};
+  }
+
+  /// How a data-parallel step sums over its ranks (--all-reduce): "tree", the fixed tree (the
+  /// bits of one process); "fast", the communication library's own all-reduce; "" the
+  /// device's default. One rank has nothing to sum. Called after selectDevice, before the
+  /// first step.
+  virtual Status setAllReduce(const std::string &mode) {
+    (void)mode;
     return {};
   }
 

@@ -445,10 +445,22 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
                          "must see the same batches)");
   if (Status s = program.selectDevice(options.device); !s.ok()) return s.withContext("--device");
   if (Status s = program.setThreads(options.threads); !s.ok()) return s.withContext("--threads");
+  if (Status s = program.setAllReduce(options.allReduce); !s.ok())
+    return s.withContext("--all-reduce");
 
   // Every rank of a data-parallel run draws the whole batch (its step reads only its block
-  // of micro-batches) and holds the same params and state; rank 0 writes them.
-  bool lead = program.ranks().rank == 0;
+  // of micro-batches) and holds the same params and state; rank 0 writes them, and says
+  // first what runs where.
+  Ranks ranks = program.ranks();
+  bool lead = ranks.rank == 0;
+  if (lead && ranks.size > 1) {
+    int64_t rows = info.inputs.empty() ? 0 : info.inputs[0].shape[0];
+    int64_t k = info.dataParallelMicroBatches;
+    reporter.note("data-parallel: " + std::to_string(ranks.size) + " ranks (" + ranks.launcher +
+                  "), each on " + ranks.device + "; each step's batch of " +
+                  std::to_string(rows) + " rows in " + std::to_string(k) + " micro-batches, " +
+                  std::to_string(k / ranks.size) + " per rank, summed " + ranks.reduction);
+  }
   CheckpointWriter checkpoints(options, info, buffers, data, reporter, lead);
   RunStart start;
   start.firstStep = first;

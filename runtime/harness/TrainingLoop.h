@@ -40,6 +40,7 @@ struct TrainOptions {
   int64_t steps = 0;             // --steps: total steps; 0: ProgramInfo::defaultSteps
   uint64_t seed = 0;             // --seed (ignored on resume: the checkpoint's seed continues)
   int threads = 0;               // --threads; 0: the program's choice
+  std::string allReduce;         // --all-reduce: tree, fast; "": the device's default
   std::string device = "auto";   // --device: cpu, cuda or auto (runtime/hal/Device.h)
   std::string checkpointDir;     // --checkpoint-dir; empty: no checkpoints
   int64_t checkpointEvery = 0;   // --checkpoint-every; 0: only at the end

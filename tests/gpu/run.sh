@@ -16,7 +16,11 @@
 #    gpt2_124m_bf16 against the dense BF16 peak (989 TFLOP/s; bf16 GEMMs on the tensor cores),
 #    and the measured step beside the compiler's roofline prediction (`info`: predicted CUDA
 #    step, tests/lit/compiler/Codegen/LLVMGPU/predict_step_time.test).
-# Ends with "N passed, N failed".
+# 3. Data-parallel through NCCL (tiny_byte_lm_dp): `mpirun -np N` on N GPUs (2 where there
+#    are 2 or more, else 1, which still runs the NCCL path: unique id, communicator, a sum over
+#    one rank) against one process, 100 steps: every loss within 1e-6 relative, and each rank
+#    says it sums with NCCL. Skipped, saying so, where mpirun is missing (Debian: openmpi-bin).
+# Ends with "N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 dir=build/gpu
@@ -30,7 +34,7 @@ gpu=$("$work/tiny_mlp" info | grep '^gpu ')
 if [[ $gpu == "gpu none"* ]]; then
   echo "run.sh: no usable GPU: ${gpu#gpu none }"
   echo "GPU tests skipped"
-  echo "0 passed, 0 failed, 9 skipped"
+  echo "0 passed, 0 failed, 10 skipped"
   exit 0
 fi
 echo "$gpu"
@@ -82,5 +86,24 @@ PY
     echo "== $m: the CUDA step failed:"; tail -5 "$work/$m.log"; failed=$((failed + 1))
   fi
 done
-echo "$passed passed, $failed failed, 0 skipped"
+skipped=0
+m=tiny_byte_lm_dp
+if ! command -v mpirun > /dev/null; then
+  echo "== $m: skipped: no mpirun on this machine (Debian: openmpi-bin)"; skipped=1
+else
+  gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
+  n=1; [[ ${gpus:-0} -ge 2 ]] && n=2
+  "$work/$m" train --steps 100 --device cuda --metrics "$work/$m.1.jsonl" > "$work/$m.1.log" 2>&1
+  mpirun --oversubscribe --allow-run-as-root -np $n "$work/$m" train --steps 100 --device cuda \
+    --metrics "$work/$m.n.jsonl" > "$work/$m.n.log" 2>&1
+  echo "== $m: $n rank(s) through NCCL vs one process, 100 steps"
+  if [[ $(grep -c 'sums with NCCL' "$work/$m.n.log") == "$n" ]] &&
+     python3 "$work/compare_runs.py" "$work/$m.1.jsonl" - "$work/$m.n.jsonl" - --metrics-only \
+       --metrics loss --rtol 1e-6 --atol 0; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); tail -5 "$work/$m.1.log" "$work/$m.n.log"
+  fi
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
 [[ $failed == 0 ]]

@@ -6,7 +6,8 @@
 //     `stepc_cuda_arena(bytes)` returns a device allocation of that size (runtime/hal/cuda), so the
 //     plan's views are views of device memory;
 //   - GEMMs call the CUDA implementation of the GEMM interface (stepc_cuda_matmul_f32, ...), on
-//     the step's stream;
+//     the step's stream, and a data-parallel step's all-reduce NCCL's
+//     (stepc_cuda_all_reduce_sum_f32, runtime/hal/cuda/Nccl.h);
 //   - the plan's remaining copies (contiguous memref.copy) call stepc_cuda_copy(dst, src,
 //     bytes), a device-to-device copy on the step's stream;
 //   - the per-kernel profile calls go: host timestamps around asynchronous launches measure
@@ -35,12 +36,12 @@ struct CudaHostPass : impl::CudaHostBase<CudaHostPass> {
     mlir::ModuleOp module = getOperation();
     mlir::MLIRContext *ctx = &getContext();
     mlir::OpBuilder b(ctx);
-    // GEMMs: the CUDA implementation of the same interface.
+    // GEMMs and the all-reduce: the CUDA implementation of the same interface.
     for (auto fn : llvm::to_vector(module.getOps<mlir::func::FuncOp>())) {
       llvm::StringRef name = fn.getSymName();
       if (name != "stepc_matmul_f32" && name != "stepc_batch_matmul_f32" &&
           name != "stepc_matmul_bf16" && name != "stepc_batch_matmul_bf16" &&
-          name != "stepc_matmul_epilogue_f32")
+          name != "stepc_matmul_epilogue_f32" && name != "stepc_all_reduce_sum_f32")
         continue;
       std::string cuda = ("stepc_cuda_" + name.drop_front(6)).str();
       if (failed(mlir::SymbolTable::replaceAllSymbolUses(fn, b.getStringAttr(cuda), module))) {

@@ -115,7 +115,12 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
       if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
         if (call.getCallee().starts_with("stepc_profile_")) return;
         auto callee = module.lookupSymbol<mlir::func::FuncOp>(call.getCallee());
-        gemm = call.getCallee().starts_with("stepc_");
+        gemm = call.getCallee().starts_with("stepc_matmul_") ||
+               call.getCallee().starts_with("stepc_batch_matmul_");
+        // Other runtime calls are no kernels: a data-parallel step's micro-batch bounds (host
+        // arithmetic) and its all-reduce, whose time depends on the rank count and the link,
+        // known only at run time.
+        if (!gemm && call.getCallee().starts_with("stepc_")) return;
         e = gemm ? estimateGemm(call, *gpu) : estimateKernel(call, callee, *gpu);
       } else if (auto copy = llvm::dyn_cast<mlir::memref::CopyOp>(op)) {
         e.bytes = 2 * bytesOf(copy.getSource());

@@ -8,6 +8,7 @@ namespace {
 
 // Set once at start-up, before any step; read by the host thread that runs the step's plan.
 Communicator *gCommunicator = nullptr;
+AllReduceMode gMode = AllReduceMode::kTree;
 std::string gError;
 std::vector<float> gScratch;
 
@@ -21,6 +22,8 @@ struct Header {
 }  // namespace
 
 void setCommunicator(Communicator *communicator) { gCommunicator = communicator; }
+void setAllReduceMode(AllReduceMode mode) { gMode = mode; }
+AllReduceMode allReduceMode() { return gMode; }
 
 Status allReduceSum(Communicator &c, float *data, int64_t n, int64_t id,
                      std::vector<float> &scratch) {
@@ -95,7 +98,9 @@ extern "C" void _mlir_ciface_stepc_all_reduce_sum_f32(StepcUnrankedF32 *input,
   if (in.data() != out.data())
     std::memmove(out.data(), in.data(), static_cast<size_t>(n) * sizeof(float));
   if (!gCommunicator || gCommunicator->size() == 1) return;
-  if (Status s = allReduceSum(*gCommunicator, out.data(), n, id, gScratch); !s.ok())
+  Status s = gMode == AllReduceMode::kFast ? gCommunicator->allReduceSumFast(out.data(), n, id)
+                                           : allReduceSum(*gCommunicator, out.data(), n, id, gScratch);
+  if (!s.ok())
     gError = "all-reduce " + std::to_string(id) + " on rank " +
              std::to_string(gCommunicator->rank()) + ": " + s.message();
 }

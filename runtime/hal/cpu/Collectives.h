@@ -45,6 +45,10 @@ class Communicator {
   /// Blocking send / receive of `bytes` bytes to / from `peer`.
   virtual Status send(const void *data, size_t bytes, int peer) = 0;
   virtual Status receive(void *data, size_t bytes, int peer) = 0;
+  /// The library's own all-reduce of `n` floats in place (MPI_Allreduce): bandwidth-optimal,
+  /// but its summation order depends on the rank count and the message size, so its bits are
+  /// not one process's (--all-reduce=fast). `id` numbers the reduction; the ranks check it.
+  virtual Status allReduceSumFast(float *data, int64_t n, int64_t id) = 0;
   /// What launched the run and where this rank is, for the launch line ("Open MPI 4.1.4").
   virtual std::string launcher() const = 0;
   /// Ends the run on every rank with `code` (a rank that failed: the others are blocked in the
@@ -62,6 +66,12 @@ Status openCommunicator(std::unique_ptr<Communicator> &out);
 /// The communicator stepc_all_reduce_sum_f32 and the micro-batch range use (null: one
 /// rank). The caller owns it, and has checked that the ranks divide the micro-batches.
 void setCommunicator(Communicator *communicator);
+
+/// How stepc_all_reduce_sum_f32 sums over the ranks: the fixed tree (the default: the bits
+/// of one process) or the communicator's own all-reduce (Communicator::allReduceSumFast).
+enum class AllReduceMode { kTree, kFast };
+void setAllReduceMode(AllReduceMode mode);
+AllReduceMode allReduceMode();
 
 /// The tree sum of `data` (n floats) over the ranks of `c`, in place, on every rank. `id`
 /// numbers the reduction in the step (the ranks check they agree); `scratch` is reused.

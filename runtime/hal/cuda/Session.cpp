@@ -5,6 +5,7 @@ namespace stepc::rt::cuda {
 namespace {
 
 Loader *gLoader = nullptr;
+int gOrdinal = 0;
 std::unique_ptr<Session> *gSession() {
   static std::unique_ptr<Session> session;
   return &session;
@@ -18,6 +19,8 @@ Session &Session::get() {
   return *session;
 }
 
+void Session::useDevice(int ordinal) { gOrdinal = ordinal; }
+
 void Session::useLoaderForTesting(Loader *loader) {
   gLoader = loader;
   gSession()->reset();
@@ -29,10 +32,14 @@ Session::Session(Loader &loader) {
   int count = 0;
   status_ = driver_->deviceCount(count);
   if (status_.ok() && count == 0) status_ = Status::error("no CUDA device: the driver reports 0 GPUs");
-  if (status_.ok()) status_ = driver_->describe(0, device_);
+  if (status_.ok() && gOrdinal >= count)
+    status_ = Status::error("this rank's GPU is device " + std::to_string(gOrdinal) +
+                            " (its local rank), but the driver reports " + std::to_string(count) +
+                            " GPU(s): start at most one rank per GPU on each node");
+  if (status_.ok()) status_ = driver_->describe(gOrdinal, device_);
   const Api &api = driver_->api();
   CUdevice device = 0;
-  if (status_.ok()) status_ = driver_->check(api.cuDeviceGet(&device, 0), "cuDeviceGet");
+  if (status_.ok()) status_ = driver_->check(api.cuDeviceGet(&device, gOrdinal), "cuDeviceGet");
   if (status_.ok())
     status_ = driver_->check(api.cuDevicePrimaryCtxRetain(&context_, device),
                              "cuDevicePrimaryCtxRetain");

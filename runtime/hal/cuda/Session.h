@@ -1,7 +1,7 @@
 //===- Session.h - the process's CUDA device, context and stream -*- C++ -*-===//
 //
-// What a CUDA step runs in: the driver (Driver.h), the primary context of device 0 made
-// current, and one stream every kernel launch and library call of the step goes to, in
+// What a CUDA step runs in: the driver (Driver.h), the primary context of device 0 (or the
+// one useDevice names) made current, and one stream every kernel launch and library call of the step goes to, in
 // program order. Opened on first use; a failure (no driver, no device) is kept and returned
 // to every caller, so the step refuses with that one line instead of crashing.
 //
@@ -23,6 +23,9 @@ class Session {
   /// The process's session, opened with `loader` the first time (systemLoader() unless a test
   /// set another with useLoaderForTesting).
   static Session &get();
+  /// The device the session opens (default 0): a data-parallel rank's local rank, set before
+  /// the first get().
+  static void useDevice(int ordinal);
   /// Replaces the loader and forgets the current session (tests only).
   static void useLoaderForTesting(Loader *loader);
 

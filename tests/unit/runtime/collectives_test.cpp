@@ -1,70 +1,16 @@
 // The data-parallel all-reduce (runtime/hal/cpu/Collectives.h): its fixed tree, checked on
 // ranks that are threads of this process, and the MPI loader's errors.
 #include "runtime/hal/cpu/Collectives.h"
+#include "tests/unit/runtime/thread_communicator.h"
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <map>
-#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 namespace stepc::rt {
 namespace {
-
-// Messages between threads: one FIFO per (sender, receiver).
-class Mailboxes {
- public:
-  void put(int from, int to, const void *data, size_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto *p = static_cast<const char *>(data);
-    queues_[{from, to}].emplace_back(p, p + bytes);
-    changed_.notify_all();
-  }
-  // False after 5 s without a message (a rank whose peer failed; MPI would end the run).
-  bool take(int from, int to, std::vector<char> &m) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    auto &q = queues_[{from, to}];
-    if (!changed_.wait_for(lock, std::chrono::seconds(5), [&] { return !q.empty(); })) return false;
-    m = std::move(q.front());
-    q.pop_front();
-    return true;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::pair<int, int>, std::deque<std::vector<char>>> queues_;
-};
-
-class ThreadCommunicator : public Communicator {
- public:
-  ThreadCommunicator(Mailboxes &boxes, int rank, int size) : boxes_(boxes), rank_(rank), size_(size) {}
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  Status send(const void *data, size_t bytes, int peer) override {
-    boxes_.put(rank_, peer, data, bytes);
-    return {};
-  }
-  Status receive(void *data, size_t bytes, int peer) override {
-    std::vector<char> m;
-    if (!boxes_.take(peer, rank_, m)) return Status::error("no message from the peer");
-    if (m.size() != bytes) return Status::error("message of the wrong size");
-    std::memcpy(data, m.data(), bytes);
-    return {};
-  }
-  std::string launcher() const override { return "threads"; }
-  void abort(int) override {}
-  void finish() override {}
-
- private:
-  Mailboxes &boxes_;
-  int rank_, size_;
-};
 
 // Runs allReduceSum on `size` thread ranks, rank r starting from inputs[r]; returns each
 // rank's result (and its status in `errors`).
@@ -150,6 +96,49 @@ TEST(Collectives, OneRankCopiesAndRunsEveryMicroBatch) {
   _mlir_ciface_stepc_all_reduce_sum_f32(&a, &b, 5);
   ASSERT_TRUE(takeCollectiveError(error));
   EXPECT_NE(error.find("all-reduce 5: expected two contiguous buffers"), std::string::npos) << error;
+}
+
+// --all-reduce=fast: the step's call goes to the communicator's own all-reduce (here a chain,
+// whose bits differ from the tree's), on every rank.
+TEST(Collectives, FastModeUsesTheCommunicatorsAllReduce) {
+  Mailboxes boxes;
+  std::vector<std::vector<float>> data = {{1e8f}, {1.f}, {-1e8f}, {1.f}};
+  std::vector<std::string> errors(4);
+  setAllReduceMode(AllReduceMode::kFast);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 4; ++r)
+    threads.emplace_back([&, r] {
+      ThreadCommunicator c(boxes, r, 4);
+      Status s = c.allReduceSumFast(data[r].data(), 1, 0);
+      if (!s.ok()) errors[r] = s.message();
+    });
+  for (std::thread &t : threads) t.join();
+  volatile float a = 1e8f, b = 1.f, c = -1e8f, d = 1.f;
+  float chain = ((a + b) + c) + d;
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(errors[r], "");
+    EXPECT_EQ(bits(data[r][0]), bits(chain)) << "rank " << r;
+  }
+  // The step's call on one rank of two: the mode picks the communicator's all-reduce, which
+  // here waits for rank 1's message and sums it.
+  ThreadCommunicator rank0(boxes, 0, 2);
+  float one = 2.f;
+  boxes.put(1, 0, &one, sizeof one);
+  setCommunicator(&rank0);
+  float in[1] = {5}, out[1] = {0};
+  int64_t inDesc[5] = {0, 0, 0, 1, 1}, outDesc[5] = {0, 0, 0, 1, 1};
+  float *inPtr = in, *outPtr = out;
+  std::memcpy(&inDesc[0], &inPtr, 8);
+  std::memcpy(&inDesc[1], &inPtr, 8);
+  std::memcpy(&outDesc[0], &outPtr, 8);
+  std::memcpy(&outDesc[1], &outPtr, 8);
+  StepcUnrankedF32 x{1, inDesc}, y{1, outDesc};
+  _mlir_ciface_stepc_all_reduce_sum_f32(&x, &y, 0);
+  setCommunicator(nullptr);
+  setAllReduceMode(AllReduceMode::kTree);
+  std::string error;
+  EXPECT_FALSE(takeCollectiveError(error)) << error;
+  EXPECT_EQ(out[0], 7.f);
 }
 
 TEST(Collectives, RanksRunAlignedBlocksOfTheMicroBatches) {

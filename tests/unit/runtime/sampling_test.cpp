@@ -43,6 +43,28 @@ TEST(Sampling, GreedyTopKAndTopPCut) {
   EXPECT_EQ(drawToken(kLogits, 3, o, 0.99), 1);
 }
 
+// Two near-equal logits that swap order under a last-bit difference (as a GEMM over one row
+// and one over a whole window may round) draw the same token for every u away from a boundary.
+TEST(Sampling, ARoundingSwapMovesNoDraw) {
+  const float a[] = {0.0f, 1.0f, std::nextafter(1.0f, 2.0f), 0.5f};
+  const float b[] = {0.0f, std::nextafter(1.0f, 2.0f), 1.0f, 0.5f};
+  SampleOptions o;
+  o.temperature = 2;
+  int changed = 0;
+  for (int i = 0; i < 1000; ++i) {
+    double u = (i + 0.5) / 1000;
+    changed += drawToken(a, 4, o, u) != drawToken(b, 4, o, u);
+  }
+  EXPECT_EQ(changed, 0);
+  // Top-k keeps the two either way; the draw among the kept is in id order too.
+  o.topK = 2;
+  for (int i = 0; i < 1000; ++i) {
+    double u = (i + 0.5) / 1000;
+    changed += drawToken(a, 4, o, u) != drawToken(b, 4, o, u);
+  }
+  EXPECT_EQ(changed, 0);
+}
+
 TEST(Sampling, TemperatureSharpens) {
   SampleOptions o;
   // T = 0.5 squares the probabilities: 1/4, 1/16, 1/16 -> 2/3, 1/6, 1/6.

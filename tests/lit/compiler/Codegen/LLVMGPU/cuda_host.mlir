@@ -69,6 +69,24 @@ module {
 
 // -----
 
+// Tests that a data-parallel step's all-reduce goes to NCCL's implementation
+// (stepc_cuda_all_reduce_sum_f32, runtime/hal/cuda/Nccl.h) with its arguments unchanged.
+module {
+  func.func private @stepc_all_reduce_sum_f32(memref<*xf32>, memref<*xf32>, i64) attributes {llvm.emit_c_interface}
+  func.func @all_reduce_to_nccl(%g: memref<*xf32>, %s: memref<*xf32>) {
+    %c3_i64 = arith.constant 3 : i64
+    call @stepc_all_reduce_sum_f32(%g, %s, %c3_i64) : (memref<*xf32>, memref<*xf32>, i64) -> ()
+    return
+  }
+}
+// CHECK: func.func private @stepc_cuda_all_reduce_sum_f32(memref<*xf32>, memref<*xf32>, i64) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @all_reduce_to_nccl
+// CHECK-NOT: @stepc_all_reduce_sum_f32
+// CHECK: call @stepc_cuda_all_reduce_sum_f32(%arg0, %arg1, %c3_i64)
+// ROUNDTRIP: call @stepc_cuda_all_reduce_sum_f32
+
+// -----
+
 // Tests that the profile calls around a launch are erased, the launch and declarations kept.
 module attributes {gpu.container_module} {
   func.func private @stepc_profile_exit(i64)
