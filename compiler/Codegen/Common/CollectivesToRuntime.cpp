@@ -14,6 +14,12 @@
 // without them refuses to run on more than one rank. Runs before kernel outlining, so the
 // calls stay in the host plan, where the `plan` view shows them and the profile times them.
 //
+// The reduction is in place where it can be: when the input (the rank's block sum) is a
+// buffer of its own that nothing reads after the call, and the output is a fresh buffer that
+// nothing touches before it, the output's uses take the input instead and the call passes one
+// buffer twice. Bufferization gave the collective a result buffer beside its operand; the
+// gradients' size in the plan is that second buffer, which this removes.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/Common/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,6 +27,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "runtime/formats/ProgramDescription.h"
 
 namespace stepc::codegen {
@@ -32,6 +39,39 @@ namespace {
 
 constexpr llvm::StringLiteral kCollective = "step.collective";  // set by the lowering
 constexpr llvm::StringLiteral kAllReduce = "stepc_all_reduce_sum_f32";
+
+// True if `op`, or the op of `block` that holds it, comes before `point` (in `block`).
+bool before(mlir::Operation *op, mlir::Operation *point) {
+  mlir::Operation *here = point->getBlock()->findAncestorOpInBlock(*op);
+  return here && here->isBeforeInBlock(point);
+}
+
+// Makes the collective `copy` read and write its input's buffer (see the header), if safe.
+void reduceInPlace(mlir::linalg::CopyOp copy) {
+  mlir::Value in = copy.getInputs()[0], out = copy.getOutputs()[0];
+  auto inAlloc = in.getDefiningOp<mlir::memref::AllocOp>();
+  auto outAlloc = out.getDefiningOp<mlir::memref::AllocOp>();
+  if (!inAlloc || !outAlloc || in.getType() != out.getType()) return;
+  mlir::memref::DeallocOp inDealloc;
+  for (mlir::Operation *user : in.getUsers()) {
+    if (user == copy) continue;
+    if (auto dealloc = llvm::dyn_cast<mlir::memref::DeallocOp>(user)) {
+      if (inDealloc || dealloc->getBlock() != copy->getBlock() || dealloc->isBeforeInBlock(copy))
+        return;
+      inDealloc = dealloc;
+      continue;
+    }
+    // Every other use is before the call and makes no alias that could be read after it.
+    if (!before(user, copy) || llvm::isa<mlir::ViewLikeOpInterface>(user)) return;
+    for (mlir::Value r : user->getResults())
+      if (llvm::isa<mlir::BaseMemRefType>(r.getType())) return;
+  }
+  for (mlir::Operation *user : out.getUsers())
+    if (user != copy && before(user, copy)) return;  // written or read before the reduction
+  if (inDealloc) inDealloc.erase();  // the output's dealloc now frees the one buffer
+  out.replaceAllUsesWith(in);
+  outAlloc.erase();
+}
 
 struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRuntimePass> {
   void runOnOperation() override {
@@ -64,6 +104,7 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
         copy.emitError() << "a collective must be bufferized before --step-collectives-to-runtime";
         return signalPassFailure();
       }
+      reduceInPlace(copy);
       mlir::Value in = copy.getInputs()[0], out = copy.getOutputs()[0];
       auto type = llvm::cast<mlir::MemRefType>(in.getType());
       if (!type.getElementType().isF32() || !type.hasStaticShape()) {

@@ -1,9 +1,10 @@
 // Tests --step-collectives-to-runtime: a bufferized linalg.copy marked step.collective =
 // "all_reduce_sum" (StepToLinalg's lowering of step.all_reduce) becomes one call of the
-// runtime's tree all-reduce, numbered in program order; unmarked copies stay copies.
+// runtime's tree all-reduce, numbered in program order; unmarked copies stay copies; and the
+// reduction is in place when its input dies there and its output is fresh.
 //
-// RUN: %stepc-opt %s --step-collectives-to-runtime | FileCheck %s
-// RUN: %stepc-opt %s --step-collectives-to-runtime | %stepc-opt -o /dev/null
+// RUN: %stepc-opt %s -split-input-file --step-collectives-to-runtime | FileCheck %s
+// RUN: %stepc-opt %s -split-input-file --step-collectives-to-runtime | %stepc-opt -split-input-file -o /dev/null
 
 // CHECK-LABEL: func.func @grads
 // CHECK-SAME: (%[[A:.+]]: memref<4x8xf32>, %[[B:.+]]: memref<4x8xf32>, %[[L:.+]]: memref<f32>, %[[M:.+]]: memref<f32>, %[[C:.+]]: memref<4x8xf32>)
@@ -24,3 +25,69 @@ func.func @grads(%a: memref<4x8xf32>, %b: memref<4x8xf32>, %l: memref<f32>, %m: 
   return
 }
 
+
+// -----
+
+// Tests that a block sum read by nothing after its reduction is reduced in place: the output
+// buffer goes, its uses (and its dealloc) take the input, and the input's own dealloc goes.
+// A block sum read after the reduction, and an output written before it, keep two buffers.
+// CHECK-LABEL: func.func @in_place
+// CHECK: %[[SUM:.+]] = memref.alloc() : memref<16xf32>
+// CHECK-NOT: memref.alloc() : memref<16xf32>
+// CHECK: %[[V:.+]] = memref.cast %[[SUM]] : memref<16xf32> to memref<*xf32>
+// CHECK: %[[W:.+]] = memref.cast %[[SUM]] : memref<16xf32> to memref<*xf32>
+// CHECK: call @stepc_all_reduce_sum_f32(%[[V]], %[[W]], %{{.+}})
+// CHECK: linalg.copy ins(%[[SUM]] : memref<16xf32>) outs(%arg1 : memref<16xf32>)
+// CHECK: memref.dealloc %[[SUM]] : memref<16xf32>
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+func.func @in_place(%g: memref<16xf32>, %r: memref<16xf32>) {
+  %sum = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%g : memref<16xf32>) outs(%sum : memref<16xf32>)
+  %out = memref.alloc() : memref<16xf32>
+  linalg.copy {step.collective = "all_reduce_sum"} ins(%sum : memref<16xf32>) outs(%out : memref<16xf32>)
+  memref.dealloc %sum : memref<16xf32>
+  linalg.copy ins(%out : memref<16xf32>) outs(%r : memref<16xf32>)
+  memref.dealloc %out : memref<16xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @read_after
+// CHECK: %[[SUM:.+]] = memref.alloc() : memref<16xf32>
+// CHECK: %[[OUT:.+]] = memref.alloc() : memref<16xf32>
+// CHECK: %[[V:.+]] = memref.cast %[[SUM]]
+// CHECK: %[[W:.+]] = memref.cast %[[OUT]]
+// CHECK: call @stepc_all_reduce_sum_f32(%[[V]], %[[W]], %{{.+}})
+// CHECK: linalg.copy ins(%[[SUM]] : memref<16xf32>) outs(%arg1 : memref<16xf32>)
+// CHECK: linalg.copy ins(%[[OUT]] : memref<16xf32>) outs(%arg1 : memref<16xf32>)
+func.func @read_after(%g: memref<16xf32>, %r: memref<16xf32>) {
+  %sum = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%g : memref<16xf32>) outs(%sum : memref<16xf32>)
+  %out = memref.alloc() : memref<16xf32>
+  linalg.copy {step.collective = "all_reduce_sum"} ins(%sum : memref<16xf32>) outs(%out : memref<16xf32>)
+  linalg.copy ins(%sum : memref<16xf32>) outs(%r : memref<16xf32>)
+  linalg.copy ins(%out : memref<16xf32>) outs(%r : memref<16xf32>)
+  memref.dealloc %sum : memref<16xf32>
+  memref.dealloc %out : memref<16xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @written_before
+// CHECK: %[[SUM:.+]] = memref.alloc() : memref<16xf32>
+// CHECK: %[[OUT:.+]] = memref.alloc() : memref<16xf32>
+// CHECK: linalg.fill
+// CHECK: %[[V:.+]] = memref.cast %[[SUM]]
+// CHECK: %[[W:.+]] = memref.cast %[[OUT]]
+// CHECK: call @stepc_all_reduce_sum_f32(%[[V]], %[[W]], %{{.+}})
+func.func @written_before(%g: memref<16xf32>, %r: memref<16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<16xf32>
+  linalg.copy ins(%g : memref<16xf32>) outs(%sum : memref<16xf32>)
+  %out = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%zero : f32) outs(%out : memref<16xf32>)
+  linalg.copy {step.collective = "all_reduce_sum"} ins(%sum : memref<16xf32>) outs(%out : memref<16xf32>)
+  memref.dealloc %sum : memref<16xf32>
+  linalg.copy ins(%out : memref<16xf32>) outs(%r : memref<16xf32>)
+  memref.dealloc %out : memref<16xf32>
+  return
+}
