@@ -12,6 +12,7 @@
 
 #include "runtime/hal/CompiledProgram.h"
 #include "runtime/hal/CpuCheck.h"
+#include "runtime/hal/Gemm.h"
 #include "runtime/harness/Main.h"
 #include "runtime/hal/Profile.h"
 
@@ -65,6 +66,12 @@ int main(int argc, char **argv) {
                    argc > 0 ? argv[0] : "stepc-program", status.message().c_str());
       return 1;
     }
+  }
+  // The GEMM library, before any step: a STEPC_GEMM that cannot be met stops here.
+  if (status = stepc::rt::selectGemmLibrary(); !status.ok()) {
+    std::fprintf(stderr, "%s: error: %s\n", argc > 0 ? argv[0] : "stepc-program",
+                 status.message().c_str());
+    return 1;
   }
   stepc::rt::initProfile(program->info().kernelNames);
   // Under mpirun: join the run's ranks (a no-op for one process).

@@ -9,8 +9,9 @@ llvm_version="$(sed -n 's/^LLVM_VERSION = "\([0-9]*\)"/\1/p' "$repo/third_party/
 packages=(
   "llvm-${llvm_version}-dev" "llvm-${llvm_version}-tools" "libmlir-${llvm_version}-dev"
   "mlir-${llvm_version}-tools" bazel-bootstrap libabsl-dev libgtest-dev python3 g++
-  # GEMMs of compiled training executables (linked statically: libopenblas.a).
-  libopenblas-pthread-dev
+  # GEMMs of compiled training executables: oneDNN where it loads (dlopen libdnnl.so.2), else
+  # OpenBLAS (linked statically: libopenblas.a).
+  libopenblas-pthread-dev libdnnl2
   # tools/plot_metrics.py (the main job's picture of the run, and its test).
   python3-matplotlib
 )

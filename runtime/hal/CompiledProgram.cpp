@@ -139,6 +139,12 @@ Status CompiledProgram::selectDevice(const std::string &device) {
   return {};
 }
 
+std::string CompiledProgram::describeGemm() const {
+  std::string name;
+  Status s = selectGemmLibrary(&name);
+  return s.ok() ? name : name + " (" + s.message() + ")";
+}
+
 Status CompiledProgram::setAllReduce(const std::string &mode) {
   if (mode != "" && mode != "tree" && mode != "fast")
     return Status::error("expected tree or fast, found '" + mode + "'");

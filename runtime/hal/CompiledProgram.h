@@ -58,6 +58,7 @@ class CompiledProgram : public StepProgram {
     return far_ ? far_->hostTensor(state, index) : nullptr;
   }
   std::string describeOffload() const override;
+  std::string describeGemm() const override;
   Status run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) override;
   Status syncToHost(const StepBuffers &buffers) override;
   bool canEvaluate() const override { return true; }

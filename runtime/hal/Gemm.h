@@ -12,8 +12,8 @@
 // with += when acc is 1 and = when it is 0.
 //
 // op(X) is X, or X transposed when trans is 1. Views may be strided; a view whose rows are
-// not unit-stride is passed to BLAS transposed instead. The CPU implementation is OpenBLAS
-// (benchmarks/gemm/README.md says why); the CUDA backend implements the same interface with
+// not unit-stride is passed to BLAS transposed instead. The CPU implementation runs blocks on
+// oneDNN or OpenBLAS (hal/cpu/Gemm.cpp, benchmarks/gemm/README.md); the CUDA backend implements the same interface with
 // cuBLASLt.
 //
 //===----------------------------------------------------------------------===//
@@ -22,6 +22,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+
+#include "runtime/base/Status.h"
 
 namespace stepc::rt {
 
@@ -59,6 +62,10 @@ inline Operand operand(const float *data, const int64_t *sizes, const int64_t *s
 /// GEMMs run on the step's thread pool (ThreadPool.h), split into blocks of rows or columns,
 /// one single-threaded BLAS call each; this keeps the library's own threads out of the way.
 void useSingleThreadedBlas();
+
+/// Loads the GEMM library the blocks run on (Gemm.cpp: oneDNN if it loads, else OpenBLAS;
+/// STEPC_GEMM chooses) and names it; an error for a STEPC_GEMM that cannot be met.
+Status selectGemmLibrary(std::string *name = nullptr);
 
 /// Counters for the kernel profile: GEMM calls and their floating-point operations.
 struct GemmStats {

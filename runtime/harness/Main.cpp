@@ -165,6 +165,7 @@ std::string infoText(const StepProgram &program) {
   }
   // What GPU this machine has, through the CUDA driver if there is one (runtime/hal/Device.h).
   text += "gpu " + program.describeGpu() + "\n";
+  if (std::string gemm = program.describeGemm(); !gemm.empty()) text += "cpu gemm " + gemm + "\n";
   return text;
 }
 

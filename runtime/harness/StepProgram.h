@@ -115,6 +115,8 @@ class StepProgram {
   }
   /// Where the offloaded tensors live, for `info` ("" without offload).
   virtual std::string describeOffload() const { return ""; }
+  /// The library the CPU step's GEMMs run on, for `info` ("" for the interpreter).
+  virtual std::string describeGemm() const { return ""; }
 
   /// The threads the step may use (--threads; 0: the program's choice). Called before the
   /// first step.

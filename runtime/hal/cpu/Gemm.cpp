@@ -1,9 +1,26 @@
-//===- Gemm.cpp - the GEMM interface on OpenBLAS --------------------------===//
+//===- Gemm.cpp - the GEMM interface on oneDNN or OpenBLAS ----------------===//
+//
+// Each single-threaded block of a GEMM (see gemm2d) is one call of a BLAS-like sgemm: oneDNN's
+// dnnl_sgemm where libdnnl.so.2 loads (Debian's libdnnl2; dlopen, so executables start
+// without it), else OpenBLAS's cblas_sgemm, which every executable links. On an idle Zen 5
+// core (benchmarks/gemm) oneDNN ran the zoo's shapes at 103-113 GFLOP/s against OpenBLAS's
+// 90-104, and the convolution's small [245 x 96 x 32] GEMMs 1.85-6.3x faster. STEPC_GEMM=openblas
+// or =onednn chooses (onednn then fails if the library does not load). oneDNN's OpenMP runtime
+// is held to one thread per call (OMP_NUM_THREADS=1 before it loads): the runtime's own pool
+// runs the blocks. The bits depend on the library, and on nothing else: the blocks are fixed
+// by the shape.
+//
+//===----------------------------------------------------------------------===//
 #include "runtime/hal/Gemm.h"
+
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "runtime/hal/cpu/ThreadPool.h"
@@ -39,6 +56,55 @@ __attribute__((constructor(101))) void flushDenormals() {
 
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 
+// oneDNN's row-major sgemm (dnnl.h: dnnl_status_t dnnl_sgemm(char, char, dnnl_dim_t x3, float,
+// const float *, dnnl_dim_t, const float *, dnnl_dim_t, float, float *, dnnl_dim_t)).
+using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t,
+                          const float *, int64_t, float, float *, int64_t);
+struct DnnlVersion {
+  int major, minor, patch;
+  const char *hash;
+  unsigned cpuRuntime, gpuRuntime;
+};
+
+struct Library {
+  DnnlSgemm dnnl = nullptr;  // null: OpenBLAS
+  std::string name = "OpenBLAS (linked)";
+  std::string error;  // STEPC_GEMM=onednn that could not load
+};
+
+Library loadLibrary() {
+  Library lib;
+  const char *choice = std::getenv("STEPC_GEMM");
+  std::string want = choice ? choice : "";
+  if (want == "openblas") return lib;
+  if (!want.empty() && want != "onednn") {
+    lib.error = "STEPC_GEMM: expected openblas or onednn, found '" + want + "'";
+    return lib;
+  }
+  setenv("OMP_NUM_THREADS", "1", 1);  // before libgomp reads it, as oneDNN loads
+  void *handle = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+  auto sgemm = handle ? reinterpret_cast<DnnlSgemm>(dlsym(handle, "dnnl_sgemm")) : nullptr;
+  if (!sgemm) {
+    if (want == "onednn")
+      lib.error = std::string("STEPC_GEMM=onednn, but libdnnl.so.2 does not load: ") +
+                  (handle ? "no dnnl_sgemm" : dlerror()) + " (Debian: libdnnl2)";
+    return lib;
+  }
+  lib.dnnl = sgemm;
+  lib.name = "oneDNN (libdnnl.so.2)";
+  using VersionFn = const DnnlVersion *(*)();
+  if (auto version = reinterpret_cast<VersionFn>(dlsym(handle, "dnnl_version")))
+    if (const DnnlVersion *v = version())
+      lib.name = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                 std::to_string(v->patch) + " (libdnnl.so.2)";
+  return lib;
+}
+
+const Library &library() {
+  static const Library lib = loadLibrary();
+  return lib;
+}
+
 // One BLAS call C = op(A) · op(B) (+ C), and how to split it across threads.
 struct Blas {
   Operand A, B;
@@ -56,6 +122,12 @@ void runBlas(const Blas &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   // column j of op(B).
   const float *a = call.A.data + (call.A.transposed ? i0 : i0 * call.A.ld);
   const float *b = call.B.data + (call.B.transposed ? j0 * call.B.ld : j0);
+  if (DnnlSgemm dnnl = library().dnnl) {
+    dnnl(call.A.transposed ? 'T' : 'N', call.B.transposed ? 'T' : 'N', i1 - i0, j1 - j0, call.k,
+         1.0f, a, call.A.ld, b, call.B.ld, call.accumulate ? 1.0f : 0.0f,
+         call.c + i0 * call.ldc + j0, call.ldc);
+    return;
+  }
   cblas_sgemm(kRowMajor, call.A.transposed ? kTrans : kNoTrans,
               call.B.transposed ? kTrans : kNoTrans, static_cast<int>(i1 - i0),
               static_cast<int>(j1 - j0), static_cast<int>(call.k), 1.0f, a,
@@ -152,6 +224,13 @@ void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, cons
 }  // namespace
 
 void useSingleThreadedBlas() { openblas_set_num_threads(1); }
+
+Status selectGemmLibrary(std::string *name) {
+  const Library &lib = library();
+  if (name) *name = lib.name;
+  if (!lib.error.empty()) return Status::error(lib.error);
+  return {};
+}
 
 GemmStats &gemmStats() {
   static GemmStats stats;
