@@ -31,6 +31,7 @@ extern "C" {
 void cblas_sgemm(int order, int transA, int transB, int m, int n, int k, float alpha,
                  const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
 void openblas_set_num_threads(int threads);
+char *openblas_get_corename(void);
 }
 
 namespace stepc::rt {
@@ -68,12 +69,16 @@ struct DnnlVersion {
 
 struct Library {
   DnnlSgemm dnnl = nullptr;  // null: OpenBLAS
-  std::string name = "OpenBLAS (linked)";
+  std::string name = "OpenBLAS (linked)";  // with its kernels' core, set below
   std::string error;  // STEPC_GEMM=onednn that could not load
 };
 
 Library loadLibrary() {
   Library lib;
+  // OpenBLAS picks its kernels by CPU model; on one it does not know it runs generic code, which
+  // `info` should say (its core name: "Prescott" on an Emerald Rapids, "Cooperlake" on Zen 5).
+  if (const char *core = openblas_get_corename())
+    lib.name = std::string("OpenBLAS (linked; its ") + core + " kernels)";
   const char *choice = std::getenv("STEPC_GEMM");
   std::string want = choice ? choice : "";
   if (want == "openblas") return lib;
