@@ -75,17 +75,24 @@ TEST(Collectives, RanksThatIssueDifferentReductionsFail) {
       << errors[0];
 }
 
+// A rank-1 descriptor {allocated, aligned, offset 0, size n, stride 1} of `data`, as the C
+// interface passes a memref<*xf32>.
+void describe(float *data, int64_t n, int64_t (&desc)[5]) {
+  desc[2] = 0;
+  desc[3] = n;
+  desc[4] = 1;
+  std::memcpy(&desc[0], &data, 8);
+  std::memcpy(&desc[1], &data, 8);
+}
+
 TEST(Collectives, OneRankCopiesAndRunsEveryMicroBatch) {
   setCommunicator(nullptr);
   EXPECT_EQ(stepc_micro_batch_begin(8), 0);
   EXPECT_EQ(stepc_micro_batch_end(8), 8);
   float in[3] = {1, 2, 3}, out[3] = {0, 0, 0};
-  int64_t inDesc[5] = {0, 0, 0, 3, 1}, outDesc[5] = {0, 0, 0, 3, 1};
-  float *inPtr = in, *outPtr = out;
-  std::memcpy(&inDesc[0], &inPtr, 8);
-  std::memcpy(&inDesc[1], &inPtr, 8);
-  std::memcpy(&outDesc[0], &outPtr, 8);
-  std::memcpy(&outDesc[1], &outPtr, 8);
+  int64_t inDesc[5], outDesc[5];
+  describe(in, 3, inDesc);
+  describe(out, 3, outDesc);
   StepcUnrankedF32 a{1, inDesc}, b{1, outDesc};
   _mlir_ciface_stepc_all_reduce_sum_f32(&a, &b, 0);
   std::string error;
@@ -126,12 +133,9 @@ TEST(Collectives, FastModeUsesTheCommunicatorsAllReduce) {
   boxes.put(1, 0, &one, sizeof one);
   setCommunicator(&rank0);
   float in[1] = {5}, out[1] = {0};
-  int64_t inDesc[5] = {0, 0, 0, 1, 1}, outDesc[5] = {0, 0, 0, 1, 1};
-  float *inPtr = in, *outPtr = out;
-  std::memcpy(&inDesc[0], &inPtr, 8);
-  std::memcpy(&inDesc[1], &inPtr, 8);
-  std::memcpy(&outDesc[0], &outPtr, 8);
-  std::memcpy(&outDesc[1], &outPtr, 8);
+  int64_t inDesc[5], outDesc[5];
+  describe(in, 1, inDesc);
+  describe(out, 1, outDesc);
   StepcUnrankedF32 x{1, inDesc}, y{1, outDesc};
   _mlir_ciface_stepc_all_reduce_sum_f32(&x, &y, 0);
   setCommunicator(nullptr);
