@@ -73,29 +73,6 @@ Status CompiledProgram::attachCuda(const std::string &text, PackedEntry train,
 
 std::string CompiledProgram::describeGpu() const { return stepc::rt::describeGpu(); }
 
-namespace {
-
-// Whether `flag` holds on every rank, on every rank: rank 0 gathers and answers.
-Status everyRank(Communicator &c, bool &flag) {
-  char mine = flag ? 1 : 0, all = mine;
-  if (c.rank() == 0) {
-    for (int peer = 1; peer < c.size(); ++peer) {
-      char theirs = 0;
-      if (Status s = c.receive(&theirs, 1, peer); !s.ok()) return s;
-      all = all && theirs;
-    }
-    for (int peer = 1; peer < c.size(); ++peer)
-      if (Status s = c.send(&all, 1, peer); !s.ok()) return s;
-  } else {
-    if (Status s = c.send(&mine, 1, 0); !s.ok()) return s;
-    if (Status s = c.receive(&all, 1, 0); !s.ok()) return s;
-  }
-  flag = all != 0;
-  return {};
-}
-
-}  // namespace
-
 Status CompiledProgram::selectDevice(const std::string &device) {
   if (!cudaDescription_) return selectCpuStepDevice(device);  // a CPU step only
   useCuda_ = false;
@@ -106,9 +83,12 @@ Status CompiledProgram::selectDevice(const std::string &device) {
   bool ready = session.status().ok();
   if (ranks_ && ranks_->size() > 1) {
     // The ranks take the same device, or the GPU ranks would wait in NCCL for CPU ones.
-    bool all = ready;
-    if (Status s = everyRank(*ranks_, all); !s.ok()) return s.withContext("choosing the device");
-    if (ready && !all) {
+    // The count of ready ranks, through the ranks' tree sum (id -1: no step's reduction).
+    float count = ready ? 1.0f : 0.0f;
+    std::vector<float> scratch;
+    if (Status s = allReduceSum(*ranks_, &count, 1, -1, scratch); !s.ok())
+      return s.withContext("choosing the device");
+    if (ready && count != static_cast<float>(ranks_->size())) {
       if (device == "cuda")
         return Status::error("another rank has no GPU it can use (it says why); every rank "
                              "must have one for --device=cuda");
@@ -146,8 +126,7 @@ std::string CompiledProgram::describeGemm() const {
 }
 
 Status CompiledProgram::setAllReduce(const std::string &mode) {
-  if (mode != "" && mode != "tree" && mode != "fast")
-    return Status::error("expected tree or fast, found '" + mode + "'");
+  // `mode` is "", "tree" or "fast" (the command line checks it).
   if (useCuda_ && nccl_ && mode == "tree")
     return Status::error("the CUDA step sums over its ranks with NCCL's all-reduce, in NCCL's "
                          "order: --all-reduce=tree (the CPU's fixed tree) is not built for it; "

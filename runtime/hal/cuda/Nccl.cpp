@@ -9,6 +9,8 @@
 #include "runtime/hal/cpu/UnrankedMemRef.h"
 #include "runtime/hal/cuda/Session.h"
 
+extern "C" void stepc_cuda_copy(int64_t dst, int64_t src, int64_t bytes);
+
 namespace stepc::rt::cuda {
 namespace {
 
@@ -116,14 +118,9 @@ extern "C" void _mlir_ciface_stepc_cuda_all_reduce_sum_f32(StepcUnrankedF32 *inp
                                        ": expected two contiguous buffers of the same size (a "
                                        "compiler bug)"));
   size_t n = static_cast<size_t>(in.elements());
-  if (in.data() != out.data()) {
-    Status st = s.driver().check(
-        s.driver().api().cuMemcpyDtoDAsync(reinterpret_cast<cuda::CUdeviceptr>(out.data()),
-                                           reinterpret_cast<cuda::CUdeviceptr>(in.data()),
-                                           n * sizeof(float), s.stream()),
-        "cuMemcpyDtoDAsync (all-reduce)");
-    if (!st.ok()) return s.recordError(st);
-  }
+  if (in.data() != out.data())  // the plan's device copy (StepCalls.cpp), on the same stream
+    stepc_cuda_copy(reinterpret_cast<int64_t>(out.data()), reinterpret_cast<int64_t>(in.data()),
+                    static_cast<int64_t>(n * sizeof(float)));
   if (!cuda::gNccl) return;  // one rank
   if (Status st = cuda::gNccl->allReduceSum(out.data(), n, s.stream()); !st.ok())
     s.recordError(st.withContext("all-reduce " + std::to_string(id)));
