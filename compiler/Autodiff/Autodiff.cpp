@@ -320,7 +320,17 @@ llvm::SmallVector<Value> rebuildInputs(mlir::OpBuilder &b, step::RepeatOp repeat
     Value term = emit(step.g);
     if (!term) return {};
     Value x = g.sub(outputs[step.slot], term);
-    if (step.scale) {
+    if (step.exactScale) {
+      // Exact streams: undo the exact scaling with the buffer it left (bit for bit).
+      step::ExactScaleOp scaled = step.exactScale;
+      Operation *undo = g.create<step::ExactScaleOp>(
+          {x, outputs[step.bufferSlot]},
+          {g.i64Attr("num", scaled.getNum()), g.i64Attr("den", scaled.getDen()),
+           g.i64Attr("bits", scaled.getBits()), g.unitAttr("inverse")});
+      x = undo->getResult(0);
+      inputs[step.bufferSlot] = undo->getResult(1);
+      map.map(body.getArgument(step.bufferSlot), undo->getResult(1));
+    } else if (step.scale) {
       Value c = emit(step.scale);
       if (!c) return {};
       x = g.div(x, c);

@@ -171,6 +171,21 @@ LogicalResult vjpCast(step::CastOp op, GradBuilder &g, ArrayRef<Value> gy, Grads
   return success();
 }
 
+// The fixed-point grid is a representation of the value (exact streams): straight through.
+LogicalResult vjpQuantize(step::QuantizeOp, GradBuilder &, ArrayRef<Value> gy, Grads &gx) {
+  gx[0] = gy[0];
+  return success();
+}
+
+// The surrogate of exact streams: the gradient of y = x * num/den. The buffer (an integer
+// record of the low digits) carries none.
+LogicalResult vjpExactScale(step::ExactScaleOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &gx) {
+  if (!gy[0]) return success();
+  double ratio = static_cast<double>(op.getNum()) / static_cast<double>(op.getDen());
+  gx[0] = g.scale(gy[0], op.getInverse() ? 1.0 / ratio : ratio);
+  return success();
+}
+
 LogicalResult vjpIota(step::IotaOp, GradBuilder &, ArrayRef<Value>, Grads &) {
   // An iota reads only its operand's shape: the operand gets no gradient.
   return success();
@@ -379,6 +394,8 @@ void attachElementwiseVjps(mlir::MLIRContext *ctx) {
   attachVjp<step::DropoutOp, vjpDropout>(ctx);
   attachVjp<step::CastOp, vjpCast>(ctx);
   attachVjp<step::IotaOp, vjpIota>(ctx);
+  attachVjp<step::QuantizeOp, vjpQuantize>(ctx);
+  attachVjp<step::ExactScaleOp, vjpExactScale>(ctx);
   attachVjp<step::AddOp, vjpAdd>(ctx);
   attachVjp<step::SubOp, vjpSub>(ctx);
   attachVjp<step::MulOp, vjpMul>(ctx);

@@ -59,6 +59,10 @@ std::optional<UnaryFn> unaryFunction(mlir::Operation *op) {
         double alpha = leaky.getAlpha().convertToDouble();
         return UnaryFn([alpha](double x) { return x > 0 ? x : alpha * x; });
       })
+      .Case<step::QuantizeOp>([](step::QuantizeOp q) {
+        int bits = static_cast<int>(q.getBits());
+        return UnaryFn([bits](double x) { return std::ldexp(std::nearbyint(std::ldexp(x, bits)), -bits); });
+      })
       .Case<step::PowOp>([](step::PowOp pow) {
         double exponent = pow.getExponent().convertToDouble();
         return UnaryFn([exponent](double x) { return std::pow(x, exponent); });
@@ -167,6 +171,25 @@ void runDropout(step::DropoutOp op, Operands in, Tensor &out) {
                       : 0.0;
 }
 
+// step.exact_scale, element by element, as its description writes it: X = x * 2^bits is an
+// integer held exactly in the double, the buffer a non-negative integer.
+void runExactScale(step::ExactScaleOp op, Operands in, Results out) {
+  int64_t num = op.getNum(), den = op.getDen();
+  int bits = static_cast<int>(op.getBits());
+  bool inverse = op.getInverse();
+  // Forward: X -> (X div den) * num, low digits through the buffer; inverse: the other way.
+  int64_t into = inverse ? num : den, outOf = inverse ? den : num;
+  for (int64_t i = 0; i < in[0]->numElements(); ++i) {
+    double x = std::ldexp(in[0]->data[i], bits);
+    double q = std::floor(x / static_cast<double>(into));
+    auto buffer = static_cast<int64_t>(in[1]->data[i]) * into +
+                  static_cast<int64_t>(x - q * static_cast<double>(into));
+    int64_t low = buffer % outOf;
+    out[0].data[i] = std::ldexp(q * static_cast<double>(outOf) + static_cast<double>(low), -bits);
+    out[1].data[i] = static_cast<double>(buffer / outOf);
+  }
+}
+
 }  // namespace
 
 KernelResult runElementwiseOp(mlir::Operation *op, Operands in, Results out) {
@@ -182,6 +205,10 @@ KernelResult runElementwiseOp(mlir::Operation *op, Operands in, Results out) {
         return mlir::success();
       })
       .Case<step::CastOp>([&](auto cast) { return runCast(cast, *in[0], out[0]); })
+      .Case<step::ExactScaleOp>([&](auto scale) {
+        runExactScale(scale, in, out);
+        return mlir::success();
+      })
       .Case<step::DropoutOp>([&](auto dropout) {
         runDropout(dropout, in, out[0]);
         return mlir::success();

@@ -136,18 +136,41 @@ class ForwardEmitter {
     // rounding of a rebuild grows about 1.4x per layer in byte_lm_residual (f32: 1e-5 relative after 8
     // layers, garbage after 64; f64 streams: garbage after 256), so a segment bounds it.
     // `streams = f64`: the carried streams enter widened (and leave rounded back, below).
-    auto wide = repeat->getAttrOfType<mlir::TypeAttr>("streams");
+    // `streams = "exact"`: in f64 on the grid 2^-kExactStreamBits, and each scaled stream gets
+    // an information buffer (zeros, i64), carried after the streams (widenCoupling).
+    bool exact = llvm::isa_and_nonnull<mlir::StringAttr>(repeat->getAttr("streams"));
+    mlir::Type wide;
+    if (exact) wide = b.getF64Type();
+    else if (auto type = repeat->getAttrOfType<mlir::TypeAttr>("streams")) wide = type.getValue();
     llvm::SmallVector<mlir::Type> narrowTypes;
     for (mlir::Value &init : inits) {
       narrowTypes.push_back(init.getType());
       auto t = llvm::cast<mlir::RankedTensorType>(init.getType());
-      if (wide && t.getElementType() != wide.getValue())
-        init = emitCast(repeat.getLoc(), init, wide.getValue(), emitted);
+      if (wide && t.getElementType() != wide)
+        init = emitCast(repeat.getLoc(), init, wide, emitted);
+      if (exact) init = emitQuantize(repeat.getLoc(), init, emitted);
+    }
+    size_t numStreams = inits.size();
+    llvm::SmallVector<unsigned> bufferSlots(numStreams, 0);  // stream slot -> its buffer's
+    if (exact) {
+      std::string why;
+      auto coupling = step::deriveCouplingInverse(repeat, why);
+      if (failed(coupling)) return repeat.emitOpError() << "cannot hold exact streams: " << why;
+      for (const step::CouplingStep &form : *coupling) {
+        if (!form.scale) continue;
+        auto t = llvm::cast<mlir::RankedTensorType>(inits[form.slot].getType());
+        auto type = mlir::RankedTensorType::get(t.getShape(), b.getI64Type());
+        auto zeros = b.create<step::ConstantOp>(
+            repeat.getLoc(), type, mlir::DenseElementsAttr::get(type, b.getI64IntegerAttr(0)));
+        if (emitted) emitted->push_back(zeros);
+        bufferSlots[form.slot] = inits.size();
+        inits.push_back(zeros);
+      }
     }
     int64_t count = repeat.getCount(), segment = count;
     mlir::Operation *outer = nullptr;
     if (repeat.getReversible() && repeat.getStackedResults().empty()) {
-      segment = reversibleSegment(repeat);
+      segment = reversibleSegment(repeat, exact);
       if (segment < count) {
         llvm::SmallVector<mlir::Value> segmented;
         for (mlir::Value x : xs) {
@@ -178,7 +201,10 @@ class ForwardEmitter {
         outer = segments;
       }
     }
-    auto clone = b.create<step::RepeatOp>(repeat.getLoc(), repeat.getResultTypes(),
+    llvm::SmallVector<mlir::Type> resultTypes(repeat.getResultTypes());
+    for (size_t i = numStreams; i < inits.size(); ++i)
+      resultTypes.insert(resultTypes.begin() + i, inits[i].getType());
+    auto clone = b.create<step::RepeatOp>(repeat.getLoc(), resultTypes,
                                           repeat.getNameAttr(), b.getI64IntegerAttr(segment), inits,
                                           xs, repeat.getReverseAttr(), repeat.getReversibleAttr());
     // What --memory-budget chose for it (compiler/Codegen/MemoryBudget.h), for autodiff.
@@ -186,20 +212,21 @@ class ForwardEmitter {
       if (mlir::Attribute a = repeat->getAttr(name)) clone->setAttr(name, a);
     mlir::Block &src = repeat.getBody().front();
     mlir::Block *body = b.createBlock(&clone.getBody());
-    for (auto [i, arg] : llvm::enumerate(src.getArguments())) {
-      mlir::Type type = arg.getType();
-      if (i < inits.size()) {
-        type = inits[i].getType();
-      } else {
-        auto stacked = llvm::cast<mlir::RankedTensorType>(xs[i - inits.size()].getType());
-        type = mlir::RankedTensorType::get(stacked.getShape().drop_front(), stacked.getElementType());
-      }
-      map.map(arg, body->addArgument(type, arg.getLoc()));
+    // The body's carried arguments: the streams, then the buffers (none in the source body).
+    for (size_t i = 0; i < inits.size(); ++i) {
+      mlir::Value arg = body->addArgument(inits[i].getType(), repeat.getLoc());
+      if (i < numStreams) map.map(src.getArgument(i), arg);
+    }
+    for (auto [j, arg] : llvm::enumerate(src.getArguments().drop_front(numStreams))) {
+      auto stacked = llvm::cast<mlir::RankedTensorType>(xs[j].getType());
+      map.map(arg, body->addArgument(mlir::RankedTensorType::get(stacked.getShape().drop_front(),
+                                                                 stacked.getElementType()),
+                                     arg.getLoc()));
     }
     // The cell reads the wide streams rounded to their own type.
     llvm::SmallVector<mlir::Value> wideArgs;
     if (wide)
-      for (size_t i = 0; i < inits.size(); ++i) {
+      for (size_t i = 0; i < numStreams; ++i) {
         mlir::Value arg = body->getArgument(i);
         wideArgs.push_back(arg);
         if (arg.getType() != narrowTypes[i])
@@ -226,9 +253,13 @@ class ForwardEmitter {
     mlir::LogicalResult emittedBody = emitBlock(src, map, inner, nullptr);
     step = outerStream;
     if (failed(emittedBody)) return mlir::failure();
-    if (wide && failed(widenCoupling(repeat, wideArgs, map))) return mlir::failure();
+    llvm::SmallVector<mlir::Value> buffersOut;
+    if (wide && failed(widenCoupling(repeat, wideArgs, exact, body->getArguments(), bufferSlots,
+                                     map, buffersOut)))
+      return mlir::failure();
     llvm::SmallVector<mlir::Value> yielded;
     for (mlir::Value v : src.getTerminator()->getOperands()) yielded.push_back(map.lookupOrDefault(v));
+    yielded.insert(yielded.begin() + numStreams, buffersOut.begin(), buffersOut.end());
     b.create<step::YieldOp>(repeat.getLoc(), yielded);
     b.setInsertionPointAfter(clone);
     // Result types follow the (possibly re-shaped) carried and yielded values.
@@ -249,6 +280,7 @@ class ForwardEmitter {
     mlir::Operation *emittedRepeat = outer ? outer : clone.getOperation();
     if (emitted) emitted->push_back(emittedRepeat);
     for (auto [i, from] : llvm::enumerate(repeat.getResults())) {
+      // (No stacked results with exact streams, so the buffers' results come last.)
       mlir::Value to = emittedRepeat->getResult(i);
       if (i < narrowTypes.size() && to.getType() != narrowTypes[i])
         to = emitCast(repeat.getLoc(), to, elementOf(narrowTypes[i]), emitted);
@@ -259,6 +291,14 @@ class ForwardEmitter {
 
   static mlir::Type elementOf(mlir::Type t) {
     return llvm::cast<mlir::RankedTensorType>(t).getElementType();
+  }
+
+  mlir::Value emitQuantize(mlir::Location loc, mlir::Value v,
+                           llvm::SmallVectorImpl<mlir::Operation *> *emitted) {
+    auto q = b.create<step::QuantizeOp>(loc, v.getType(), v,
+                                        b.getI64IntegerAttr(step::kExactStreamBits));
+    if (emitted) emitted->push_back(q);
+    return q;
   }
 
   mlir::Value emitCast(mlir::Location loc, mlir::Value v, mlir::Type element,
@@ -275,8 +315,13 @@ class ForwardEmitter {
   // of y (MomentumNet's x' reads a') read it rounded, so every g is a function of the rounded
   // outputs and the layer's other inputs: the forward and the backward's rebuild compute it
   // alike, and only the wide adds and scalings round, at 2^-53 instead of 2^-24.
+  // `exact`: nothing rounds. Each g is put on the grid first (step.quantize), so the add is
+  // exact, and each scaling is a step.exact_scale with the stream's buffer (bufferSlots: the
+  // body argument of each stream's buffer), whose new value goes to `buffersOut`.
   mlir::LogicalResult widenCoupling(step::RepeatOp repeat, llvm::ArrayRef<mlir::Value> wideArgs,
-                                    mlir::IRMapping &map) {
+                                    bool exact, mlir::ValueRange bodyArgs,
+                                    llvm::ArrayRef<unsigned> bufferSlots, mlir::IRMapping &map,
+                                    llvm::SmallVectorImpl<mlir::Value> &buffersOut) {
     std::string why;
     auto coupling = step::deriveCouplingInverse(repeat, why);
     if (failed(coupling))
@@ -297,12 +342,26 @@ class ForwardEmitter {
         auto type = mlir::RankedTensorType::get(
             llvm::cast<mlir::ShapedType>(dense.getType()).getShape(), element);
         double c = llvm::cast<mlir::FloatAttr>(dense.getSplatValue<mlir::Attribute>()).getValueAsDouble();
-        mlir::Value scale = b.create<step::ConstantOp>(
-            loc, type, mlir::DenseElementsAttr::get(type, b.getFloatAttr(element, c)));
-        x = b.create<step::MulOp>(loc, x.getType(), x, scale);
+        if (exact) {
+          auto ratio = step::exactRatio(c);  // (the verifier checked it)
+          if (!ratio) return repeat.emitOpError() << "cannot scale exactly by " << c;
+          mlir::Value buffer = bodyArgs[bufferSlots[form.slot]];
+          auto scaled = b.create<step::ExactScaleOp>(
+              loc, x.getType(), buffer.getType(), x, buffer, b.getI64IntegerAttr(ratio->first),
+              b.getI64IntegerAttr(ratio->second), b.getI64IntegerAttr(step::kExactStreamBits),
+              mlir::UnitAttr());
+          x = scaled.getResult();
+          buffersOut.resize(std::max<size_t>(buffersOut.size(), bufferSlots[form.slot] - wideArgs.size() + 1));
+          buffersOut[bufferSlots[form.slot] - wideArgs.size()] = scaled.getBufferOut();
+        } else {
+          mlir::Value scale = b.create<step::ConstantOp>(
+              loc, type, mlir::DenseElementsAttr::get(type, b.getFloatAttr(element, c)));
+          x = b.create<step::MulOp>(loc, x.getType(), x, scale);
+        }
       }
       mlir::Value g = map.lookup(form.g);
       if (g.getType() != x.getType()) g = emitCast(loc, g, element, nullptr);
+      if (exact) g = emitQuantize(loc, g, nullptr);
       mlir::Value y = b.create<step::AddOp>(loc, x.getType(), x, g);
       mlir::Value rounded = emitCast(loc, y, elementOf(narrowY.getType()), nullptr);
       narrowY.replaceAllUsesWith(rounded);
@@ -331,9 +390,11 @@ class ForwardEmitter {
   // of 32, and 6e-4 unsegmented.
   static constexpr int64_t kReversibleSegment = 8;
   static constexpr int64_t kWideReversibleSegment = 16;
-  static int64_t reversibleSegment(step::RepeatOp repeat) {
+  static int64_t reversibleSegment(step::RepeatOp repeat, bool exact) {
     int64_t count = repeat.getCount();
-    int64_t limit = repeat->hasAttr("streams") ? kWideReversibleSegment : kReversibleSegment;
+    int64_t limit = exact                         ? 0  // exact rebuilds need no segments
+                    : repeat->hasAttr("streams") ? kWideReversibleSegment
+                                                 : kReversibleSegment;
     if (auto attr = repeat->getAttrOfType<mlir::IntegerAttr>("segment")) limit = attr.getInt();
     if (limit <= 0 || limit >= count) return count;
     for (int64_t d = limit; d > 1; --d)

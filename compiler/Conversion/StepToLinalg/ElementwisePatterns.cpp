@@ -93,6 +93,13 @@ Value floatUnary(mlir::Operation *op, OpBuilder &b, Location loc, Value x) {
         }
         return b.create<mlir::math::PowFOp>(loc, x, fconst(b, loc, t, e));
       })
+      .Case<step::QuantizeOp>([&](step::QuantizeOp q) -> Value {
+        // Scaling by powers of two is exact: only the rounding to an integer changes x.
+        int bits = static_cast<int>(q.getBits());
+        Value scaled = b.create<mlir::arith::MulFOp>(loc, x, fconst(b, loc, t, std::ldexp(1.0, bits)));
+        Value rounded = b.create<mlir::math::RoundEvenOp>(loc, scaled);
+        return b.create<mlir::arith::MulFOp>(loc, rounded, fconst(b, loc, t, std::ldexp(1.0, -bits)));
+      })
       .Default([](mlir::Operation *) { return Value(); });
 }
 
@@ -251,6 +258,46 @@ struct CastLowering : mlir::OpRewritePattern<step::CastOp> {
   }
 };
 
+// step.exact_scale as the interpreter computes it (ElementwiseOps.cpp runExactScale): X in
+// f64 (an integer below 2^53, so X / into rounds to no integer boundary and floor is exact),
+// the buffer in i64. One generic per result; both recompute the same few operations.
+struct ExactScaleLowering : mlir::OpRewritePattern<step::ExactScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::ExactScaleOp op,
+                                      mlir::PatternRewriter &rw) const override {
+    namespace ar = mlir::arith;
+    int64_t num = op.getNum(), den = op.getDen();
+    int bits = static_cast<int>(op.getBits());
+    int64_t into = op.getInverse() ? num : den, outOf = op.getInverse() ? den : num;
+    auto compute = [&](OpBuilder &b, Location loc, mlir::ValueRange args, bool wantBuffer) -> Value {
+      mlir::Type f64 = b.getF64Type(), i64 = b.getI64Type();
+      Value x = b.create<ar::MulFOp>(loc, args[0], fconst(b, loc, f64, std::ldexp(1.0, bits)));
+      Value intoF = fconst(b, loc, f64, static_cast<double>(into));
+      Value q = b.create<mlir::math::FloorOp>(loc, b.create<ar::DivFOp>(loc, x, intoF));
+      Value rest = b.create<ar::SubFOp>(loc, x, b.create<ar::MulFOp>(loc, q, intoF));
+      Value buffer = b.create<ar::AddIOp>(
+          loc, b.create<ar::MulIOp>(loc, args[1], scalarConstant(b, loc, i64, into)),
+          b.create<ar::FPToSIOp>(loc, i64, rest));
+      Value outOfI = scalarConstant(b, loc, i64, outOf);
+      if (wantBuffer) return b.create<ar::DivSIOp>(loc, buffer, outOfI);
+      Value low = b.create<ar::SIToFPOp>(loc, f64, b.create<ar::RemSIOp>(loc, buffer, outOfI));
+      Value y = b.create<ar::AddFOp>(
+          loc, b.create<ar::MulFOp>(loc, q, fconst(b, loc, f64, static_cast<double>(outOf))), low);
+      return b.create<ar::MulFOp>(loc, y, fconst(b, loc, f64, std::ldexp(1.0, -bits)));
+    };
+    llvm::SmallVector<Value> results;
+    for (bool wantBuffer : {false, true}) {
+      auto type = llvm::cast<mlir::RankedTensorType>(op->getResult(wantBuffer).getType());
+      results.push_back(elementwise(rw, op.getLoc(), type, op->getOperands(),
+          [&](OpBuilder &b, Location loc, mlir::ValueRange args) {
+            return compute(b, loc, args, wantBuffer);
+          }));
+    }
+    rw.replaceOp(op, results);
+    return mlir::success();
+  }
+};
+
 struct ConstantLowering : mlir::OpRewritePattern<step::ConstantOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::ConstantOp op,
@@ -273,11 +320,12 @@ void populateElementwisePatterns(mlir::RewritePatternSet &patterns) {
                UnaryLowering<step::SiluOp>, UnaryLowering<step::ErfOp>,
                UnaryLowering<step::SinOp>, UnaryLowering<step::CosOp>,
                UnaryLowering<step::GeluOp>, UnaryLowering<step::LeakyReluOp>,
-               UnaryLowering<step::PowOp>>(ctx);
+               UnaryLowering<step::PowOp>, UnaryLowering<step::QuantizeOp>>(ctx);
   patterns.add<BinaryLowering<step::AddOp>, BinaryLowering<step::SubOp>,
                BinaryLowering<step::MulOp>, BinaryLowering<step::DivOp>,
                BinaryLowering<step::MaxOp>, BinaryLowering<step::MinOp>>(ctx);
-  patterns.add<CompareLowering, SelectLowering, CastLowering, ConstantLowering>(ctx);
+  patterns.add<CompareLowering, SelectLowering, CastLowering, ExactScaleLowering,
+               ConstantLowering>(ctx);
 }
 
 }  // namespace stepc::lowering

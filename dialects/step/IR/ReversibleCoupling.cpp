@@ -1,6 +1,9 @@
 //===- ReversibleCoupling.cpp - the inverse of a reversible repeat's layer ===//
 #include "dialects/step/IR/ReversibleCoupling.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "llvm/ADT/DenseSet.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -43,17 +46,41 @@ mlir::FailureOr<llvm::SmallVector<CouplingStep>> deriveCouplingInverse(RepeatOp 
   auto yielded = llvm::cast<YieldOp>(body.getTerminator()).getValues();
   // Per slot: y = x + g or x * c + g.
   llvm::SmallVector<CouplingStep> forms(numCarried);
+  // An integer slot is an exact_scale's information buffer, recovered with the stream the
+  // exact_scale scales: it yields that op's new buffer.
+  llvm::SmallVector<int> bufferOf(numCarried, -1);  // buffer slot -> the stream's slot
+  auto isBuffer = [&](unsigned k) {
+    return !llvm::isa<mlir::FloatType>(
+        llvm::cast<mlir::RankedTensorType>(body.getArgument(k).getType()).getElementType());
+  };
   for (unsigned k = 0; k < numCarried; ++k) {
     mlir::Value x = body.getArgument(k), y = yielded[k];
     forms[k].slot = k;
-    if (!llvm::isa<mlir::FloatType>(llvm::cast<mlir::RankedTensorType>(x.getType()).getElementType()))
-      return why = "carried value #" + std::to_string(k) + " is not a float tensor", mlir::failure();
+    if (isBuffer(k)) {
+      auto scaled = y.getDefiningOp<ExactScaleOp>();
+      if (!scaled || scaled.getInverse() || y != scaled.getBufferOut() || scaled.getBuffer() != x)
+        return why = "carried value #" + std::to_string(k) +
+                     " is not a float tensor (only an exact_scale's information buffer, yielded "
+                     "as that exact_scale's new buffer, may be an integer)",
+               mlir::failure();
+      continue;
+    }
     auto add = y.getDefiningOp<AddOp>();
     bool found = false;
     for (int side = 0; add && side < 2 && !found; ++side) {
       mlir::Value term = side ? add.getRhs() : add.getLhs(), g = side ? add.getLhs() : add.getRhs();
       mlir::Value scale;
-      if (term != x) {
+      ExactScaleOp exact;
+      unsigned bufferSlot = 0;
+      if (auto scaled = term.getDefiningOp<ExactScaleOp>();
+          scaled && !scaled.getInverse() && term == scaled.getResult() && scaled.getInput() == x) {
+        auto buffer = llvm::dyn_cast<mlir::BlockArgument>(scaled.getBuffer());
+        if (!buffer || buffer.getOwner() != &body || buffer.getArgNumber() >= numCarried ||
+            yielded[buffer.getArgNumber()] != scaled.getBufferOut())
+          continue;
+        exact = scaled;
+        bufferSlot = buffer.getArgNumber();
+      } else if (term != x) {
         auto mul = term.getDefiningOp<MulOp>();
         if (!mul) continue;
         if (mul.getLhs() == x && isNonzeroScalar(mul.getRhs())) scale = mul.getRhs();
@@ -63,6 +90,15 @@ mlir::FailureOr<llvm::SmallVector<CouplingStep>> deriveCouplingInverse(RepeatOp 
       if (g.getType() != y.getType()) continue;  // a broadcast g: its sum is not the coupling
       forms[k].g = g;
       forms[k].scale = scale;
+      forms[k].exactScale = exact;
+      forms[k].bufferSlot = bufferSlot;
+      if (exact) {
+        if (bufferOf[bufferSlot] >= 0)
+          return why = "carried value #" + std::to_string(bufferSlot) +
+                       " is the information buffer of two exact_scales",
+                 mlir::failure();
+        bufferOf[bufferSlot] = k;
+      }
       found = true;
     }
     if (!found)
@@ -78,7 +114,20 @@ mlir::FailureOr<llvm::SmallVector<CouplingStep>> deriveCouplingInverse(RepeatOp 
   for (unsigned j = numCarried; j < body.getNumArguments(); ++j) known.insert(body.getArgument(j));
   llvm::SmallVector<CouplingStep> order;
   llvm::SmallVector<bool> done(numCarried, false);
-  while (order.size() < numCarried) {
+  size_t numStreams = 0;
+  for (unsigned k = 0; k < numCarried; ++k) {
+    if (!isBuffer(k)) {
+      ++numStreams;
+    } else if (bufferOf[k] < 0) {
+      return why = "carried value #" + std::to_string(k) +
+                   " is an exact_scale's buffer, but that exact_scale's result is not its "
+                   "stream's coupling term",
+             mlir::failure();
+    } else {
+      done[k] = true;  // recovered with its stream
+    }
+  }
+  while (order.size() < numStreams) {
     bool progress = false;
     for (unsigned k = 0; k < numCarried; ++k) {
       if (done[k]) continue;
@@ -86,6 +135,7 @@ mlir::FailureOr<llvm::SmallVector<CouplingStep>> deriveCouplingInverse(RepeatOp 
       if (!computable(forms[k].g, body, known, memo)) continue;
       order.push_back(forms[k]);
       known.insert(body.getArgument(k));
+      if (forms[k].exactScale) known.insert(body.getArgument(forms[k].bufferSlot));
       done[k] = true;
       progress = true;
     }
@@ -99,6 +149,23 @@ mlir::FailureOr<llvm::SmallVector<CouplingStep>> deriveCouplingInverse(RepeatOp 
     }
   }
   return order;
+}
+
+std::optional<std::pair<int64_t, int64_t>> exactRatio(double c) {
+  if (!(c > 0) || !std::isfinite(c)) return std::nullopt;
+  for (int64_t den = 1; den <= kExactRatioMaxDen; ++den) {
+    double scaled = c * static_cast<double>(den);
+    double num = std::round(scaled);
+    if (num >= 1 && num < 1e9 && std::abs(scaled - num) <= num * 0x1p-23)
+      return std::make_pair(static_cast<int64_t>(num), den);
+  }
+  return std::nullopt;
+}
+
+double exactBufferBits(int64_t num, int64_t den, int64_t count) {
+  double growth = std::max(0.0, std::log2(static_cast<double>(den) / static_cast<double>(num)));
+  return std::log2(static_cast<double>(den) * static_cast<double>(std::max(num, den))) + 1 +
+         static_cast<double>(count) * growth;
 }
 
 }  // namespace stepc::step

@@ -249,6 +249,7 @@ STEP_UNARY(CosOp)
 STEP_UNARY(GeluOp)
 STEP_UNARY(LeakyReluOp)
 STEP_UNARY(PowOp)
+STEP_UNARY(QuantizeOp)
 STEP_UNARY(DropoutOp)
 STEP_UNARY(AllReduceOp)
 #undef STEP_UNARY
@@ -735,6 +736,20 @@ STEP_INFER(CastOp) {
   auto input = ranked(r, adaptor.getInput(), "the operand");
   if (!input) return failure();
   out.push_back(RankedTensorType::get(input->getShape(), adaptor.getTo()));
+  return success();
+}
+
+STEP_INFER(ExactScaleOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto input = ranked(r, adaptor.getInput(), "the operand");
+  auto buffer = ranked(r, adaptor.getBuffer(), "the buffer");
+  if (!input || !buffer) return failure();
+  if (input->getShape() != buffer->getShape())
+    return r.fail("expected the buffer to have the operand's shape ", shapeString(input->getShape()),
+                  ", found ", shapeString(buffer->getShape()));
+  out.push_back(*input);
+  out.push_back(*buffer);
   return success();
 }
 

@@ -10,6 +10,7 @@
 #include "dialects/step/IR/StepSpecs.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -123,6 +124,8 @@ STEP_TENSOR_OP_ASM(SplitOp)
 STEP_TENSOR_OP_ASM(ConcatOp)
 STEP_TENSOR_OP_ASM(PadOp)
 STEP_TENSOR_OP_ASM(CastOp)
+STEP_TENSOR_OP_ASM(QuantizeOp)
+STEP_TENSOR_OP_ASM(ExactScaleOp)
 STEP_TENSOR_OP_ASM(ConstantOp)
 STEP_TENSOR_OP_ASM(IotaOp)
 STEP_TENSOR_OP_ASM(DropoutOp)
@@ -739,9 +742,13 @@ mlir::ParseResult RepeatOp::parse(mlir::OpAsmParser &parser, mlir::OperationStat
     // in StepOps.td), the cell still in the streams' own type.
     if (succeeded(parser.parseOptionalComma())) {
       mlir::Type streams;
-      if (parser.parseKeyword("streams") || parser.parseEqual() || parser.parseType(streams))
+      if (parser.parseKeyword("streams") || parser.parseEqual()) return mlir::failure();
+      if (succeeded(parser.parseOptionalKeyword("exact")))
+        result.addAttribute("streams", b.getStringAttr("exact"));
+      else if (parser.parseType(streams))
         return mlir::failure();
-      result.addAttribute("streams", mlir::TypeAttr::get(streams));
+      else
+        result.addAttribute("streams", mlir::TypeAttr::get(streams));
     }
     if (parser.parseRParen()) return mlir::failure();
     if (!(beta > 0 && beta < 1)) {
@@ -889,6 +896,11 @@ mlir::LogicalResult RepeatOp::verifyRegions() {
     if (failed(deriveCouplingInverse(*this, why)))
       return emitOpError() << "is reversible, but its layer cannot be inverted: " << why;
   }
+  if (auto exact = (*this)->getAttrOfType<mlir::StringAttr>("streams")) {
+    if (exact.getValue() != "exact")
+      return emitOpError() << "takes `streams` as a float type or \"exact\", found " << exact;
+    return verifyExactStreams();
+  }
   if (mlir::Attribute streams = (*this)->getAttr("streams")) {
     auto type = llvm::dyn_cast<mlir::TypeAttr>(streams);
     auto wide = type ? llvm::dyn_cast<mlir::FloatType>(type.getValue()) : mlir::FloatType();
@@ -911,6 +923,49 @@ mlir::LogicalResult RepeatOp::verifyRegions() {
                            << ", which needs each carried output to be a coupling x + g or "
                               "x * c + g, but: "
                            << why;
+  }
+  return mlir::success();
+}
+
+// `streams = "exact"` (ForwardClone writes the exact coupling): float streams of at most f64,
+// each carried output a coupling, every scale a small ratio, and a depth whose information
+// buffers stay below 2^53.
+mlir::LogicalResult RepeatOp::verifyExactStreams() {
+  if (!getStackedResults().empty())
+    return emitOpError() << "holds exact streams, which needs a repeat without stacked results";
+  for (mlir::Value init : getInits()) {
+    auto element = llvm::dyn_cast<mlir::FloatType>(
+        llvm::cast<mlir::ShapedType>(init.getType()).getElementType());
+    if (!element || element.getWidth() > 64)
+      return emitOpError() << "holds exact streams, which must be float tensors of at most f64, "
+                              "found a carried "
+                           << init.getType();
+  }
+  std::string why;
+  auto coupling = deriveCouplingInverse(*this, why);
+  if (failed(coupling))
+    return emitOpError() << "holds exact streams, which needs each carried output to be a "
+                            "coupling x + g or x * c + g, but: "
+                         << why;
+  for (const CouplingStep &form : *coupling) {
+    if (!form.scale) continue;
+    auto dense = llvm::cast<mlir::DenseElementsAttr>(
+        form.scale.getDefiningOp<ConstantOp>().getValue());
+    double c = llvm::cast<mlir::FloatAttr>(dense.getSplatValue<mlir::Attribute>()).getValueAsDouble();
+    auto ratio = exactRatio(c);
+    if (!ratio)
+      return emitOpError() << "holds exact streams, which needs each coupling scale to be a "
+                              "positive ratio num/den with den <= "
+                           << kExactRatioMaxDen << "; carried value #" << form.slot
+                           << " is scaled by " << c;
+    double bits = exactBufferBits(ratio->first, ratio->second, getCount());
+    if (bits > 53)
+      return emitOpError() << "holds exact streams over " << getCount()
+                           << " layers, but the information buffer of carried value #"
+                           << form.slot << " (scaled by " << ratio->first << "/" << ratio->second
+                           << ") would need " << static_cast<int>(std::ceil(bits))
+                           << " bits, past f64's exact 2^53: use fewer layers or "
+                              "`streams = f64`";
   }
   return mlir::success();
 }

@@ -189,6 +189,17 @@ def Step_RepeatOp : Step_Op<"repeat", [SingleBlockImplicitTerminator<"YieldOp">,
     rebuild, so the wide coupling stays exactly a coupling. It needs the coupling form below,
     reversible or not (a stored twin computes the same function).
 
+    `attributes {streams = "exact"}` (or `momentum(beta = B, streams = exact)`) makes the
+    rebuild exact at any depth, so no segments are needed: the streams are held in f64 on the
+    fixed-point grid 2^-32 (`step.quantize`), every g is rounded onto the grid before it is
+    added (an exact sum), and each scaling x * c runs as `step.exact_scale` by the nearest ratio
+    num/den (den <= 1024) with an integer information buffer per scaled stream, carried beside
+    it. The rebuilt inputs are then the forward's bit for bit; the gradient is the float
+    coupling's (quantize and exact_scale differentiate as identity and x * num/den). The
+    buffer grows log2(den/num) bits per layer (0.152 for beta = 0.9), so the verifier refuses a
+    depth that would pass 2^53 (about 290 layers at beta = 0.9); the streams must stay below
+    2^21 in magnitude.
+
     The layer must be an additive coupling: each carried output
     `x + g` or `x * c + g` (c a nonzero scalar constant) with `g` free of that `x`, solvable
     one slot after another (ReversibleCoupling.h); the verifier says where it is not. A
@@ -219,6 +230,8 @@ def Step_RepeatOp : Step_Op<"repeat", [SingleBlockImplicitTerminator<"YieldOp">,
     ::mlir::ResultRange getCarriedResults() { return getResults().take_front(getInits().size()); }
     /// Results stacked over iterations (one per yielded value after the carried ones).
     ::mlir::ResultRange getStackedResults() { return getResults().drop_front(getInits().size()); }
+    /// The checks of `streams = "exact"` (part of the region verifier).
+    ::mlir::LogicalResult verifyExactStreams();
   }];
 }
 
@@ -889,6 +902,52 @@ def Step_CastOp : Step_TensorOp<"cast"> {
   }];
   let arguments = (ins Step_Tensor:$input, TypeAttrOf<Step_Element>:$to);
   let results = (outs Step_Tensor:$result);
+}
+
+def Step_QuantizeOp : Step_TensorOp<"quantize"> {
+  let summary = "round to the fixed-point grid 2^-bits";
+  let description = [{
+    round(x · 2^bits) · 2^-bits (ties to even), in the operand's float type. Sums of values on
+    one grid are exact while they stay below 2^(mantissa - bits) in magnitude (2^21 for f64 at
+    bits = 32), which is what the exact reversible streams (`streams = exact` on a repeat) rely
+    on. Its gradient is the identity (a straight-through estimator): the grid is a representation,
+    not part of the model.
+
+    ```mlir
+    %q = step.quantize %g {bits = 32}
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input,
+                       ConfinedAttr<Step_I64Attr, [IntMinValue<0>, IntMaxValue<52>]>:$bits);
+  let results = (outs Step_FloatTensor:$result);
+}
+
+def Step_ExactScaleOp : Step_TensorOp<"exact_scale"> {
+  let summary = "multiply fixed-point values by num/den invertibly, with an information buffer";
+  let description = [{
+    For x on the grid 2^-bits (an f64 tensor, X = x · 2^bits an integer) and a non-negative
+    integer buffer b of the same shape, computes y ≈ x · num/den and a new buffer exactly
+    invertibly (Maclaurin, Duvenaud and Adams 2015, §4; the MomentumNets paper's exact
+    representation):
+
+        r1 = X mod den;  b = b · den + r1;  X = X div den;
+        X = X · num;     r2 = b mod num;   X = X + r2;  b = b div num
+
+    With `inverse` it undoes exactly that, from (y, b'). The buffer grows by log2(den/num) bits
+    per application; it must stay below 2^53, and |X| too (the stream's verifier bounds the
+    depth). The gradient is that of y = x · num/den (the buffer carries none).
+
+    ```mlir
+    %y, %b1 = step.exact_scale %x, %b0 {num = 9, den = 10, bits = 32}
+    %x, %b0 = step.exact_scale %y, %b1 {num = 9, den = 10, bits = 32, inverse}
+    ```
+  }];
+  let arguments = (ins TensorOf<[F64]>:$input, TensorOf<[I64]>:$buffer,
+                       ConfinedAttr<Step_I64Attr, [IntPositive]>:$num,
+                       ConfinedAttr<Step_I64Attr, [IntPositive]>:$den,
+                       ConfinedAttr<Step_I64Attr, [IntMinValue<0>, IntMaxValue<52>]>:$bits,
+                       UnitAttr:$inverse);
+  let results = (outs TensorOf<[F64]>:$result, TensorOf<[I64]>:$buffer_out);
 }
 
 def Step_ConstantOp : Step_TensorOp<"constant"> {
