@@ -260,7 +260,7 @@ struct CastLowering : mlir::OpRewritePattern<step::CastOp> {
 
 // step.exact_scale as the interpreter computes it (ElementwiseOps.cpp runExactScale): X in
 // f64 (an integer below 2^53, so X / into rounds to no integer boundary and floor is exact),
-// the buffer in i64. One generic per result; both recompute the same few operations.
+// the buffer stored in i64. One generic per result; both recompute the same few operations.
 struct ExactScaleLowering : mlir::OpRewritePattern<step::ExactScaleOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::ExactScaleOp op,
@@ -275,12 +275,14 @@ struct ExactScaleLowering : mlir::OpRewritePattern<step::ExactScaleOp> {
       Value intoF = fconst(b, loc, f64, static_cast<double>(into));
       Value q = b.create<mlir::math::FloorOp>(loc, b.create<ar::DivFOp>(loc, x, intoF));
       Value rest = b.create<ar::SubFOp>(loc, x, b.create<ar::MulFOp>(loc, q, intoF));
-      Value buffer = b.create<ar::AddIOp>(
-          loc, b.create<ar::MulIOp>(loc, args[1], scalarConstant(b, loc, i64, into)),
-          b.create<ar::FPToSIOp>(loc, i64, rest));
-      Value outOfI = scalarConstant(b, loc, i64, outOf);
-      if (wantBuffer) return b.create<ar::DivSIOp>(loc, buffer, outOfI);
-      Value low = b.create<ar::SIToFPOp>(loc, f64, b.create<ar::RemSIOp>(loc, buffer, outOfI));
+      // The buffer's arithmetic runs in f64 too (exact below 2^53, which the verifier bounds):
+      // 64-bit integer division has no vector instruction, f64 division does.
+      Value buffer = b.create<ar::AddFOp>(
+          loc, b.create<ar::MulFOp>(loc, b.create<ar::SIToFPOp>(loc, f64, args[1]), intoF), rest);
+      Value outOfF = fconst(b, loc, f64, static_cast<double>(outOf));
+      Value high = b.create<mlir::math::FloorOp>(loc, b.create<ar::DivFOp>(loc, buffer, outOfF));
+      if (wantBuffer) return b.create<ar::FPToSIOp>(loc, i64, high);
+      Value low = b.create<ar::SubFOp>(loc, buffer, b.create<ar::MulFOp>(loc, high, outOfF));
       Value y = b.create<ar::AddFOp>(
           loc, b.create<ar::MulFOp>(loc, q, fconst(b, loc, f64, static_cast<double>(outOf))), low);
       return b.create<ar::MulFOp>(loc, y, fconst(b, loc, f64, std::ldexp(1.0, -bits)));
