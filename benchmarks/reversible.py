@@ -9,8 +9,9 @@ function (the model stage, momentum(beta) written out as its coupling) without t
     (`step.saved_gemms = 0`);
   * stored: each layer's input and all its weight GEMMs' outputs are kept, the backward
     recomputes only the cheap ops around them (`step.saved_gemms = 99`).
-For each depth and precision, and streams held in f64 (the model as written) and in f32 (the
-`streams` attribute removed), it reports:
+For each depth and precision, and streams held in f64 (the model as written), in f32 (the
+`streams` attribute removed) or exact (`streams = "exact"`: f64 fixed point, no segments), it
+reports:
   * the planned arena (`--emit=plan`) and the peak RSS of a training run;
   * the median step time of `--steps` steps (after one warm-up), the three alternating;
   * the relative L2 error of the reversible gradients against each twin's on the same batch at
@@ -106,6 +107,8 @@ def measure(args, env, tmp, streams, precision, depth, ways):
                 "--emit=model"], env).stdout
     if streams == "f32":
         dump = dump.replace(", streams = f64}", "}").replace(" attributes {streams = f64}", "")
+    elif streams == "exact":  # fixed-point streams, rebuilt bit for bit through the whole depth
+        dump = dump.replace("streams = f64}", 'streams = "exact"}')
     def twin(saved_gemms):  # the repeat without `reversible`, keeping `saved_gemms` GEMM outputs
         def attrs(m):
             kept = [f"step.saved_gemms = {saved_gemms}"] + ([m.group(1)] if m.group(1) else [])
