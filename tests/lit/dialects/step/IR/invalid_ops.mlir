@@ -1229,3 +1229,21 @@ step.model @missing_operands {
   %y = step.add
   step.loss %w
 }
+
+// -----
+
+// Tests that exact_scale refuses a buffer of another shape than its stream.
+func.func @exact_scale_buffer_shape(%x: tensor<4xf64>, %b: tensor<3xi64>) {
+  // expected-error @+1 {{expected the buffer to have the operand's shape [4], found [3]}}
+  %y, %b1 = step.exact_scale %x, %b {num = 9, den = 10, bits = 32} : tensor<4xf64>, tensor<3xi64>
+  return
+}
+
+// -----
+
+// Tests that quantize refuses a grid finer than f64 can hold.
+func.func @quantize_bits(%x: tensor<4xf64>) {
+  // expected-error @+1 {{bits}}
+  %q = step.quantize %x {bits = 60} : tensor<4xf64>
+  return
+}

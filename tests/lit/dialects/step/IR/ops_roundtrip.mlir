@@ -1020,3 +1020,18 @@ step.model @mlp_like dims(B = 8, D = 4, H = 16, C = 3) attributes {step.note = "
 // GENERIC:     "step.matmul"(%{{.+}}, %{{.+}}) : (tensor<8x16xf32>, tensor<16x3xf32>) -> tensor<8x3xf32>
 // GENERIC:     "step.cross_entropy"(%{{.+}}, %{{.+}}) {reduction = "mean"} : (tensor<8x3xf32>, tensor<8xi32>) -> tensor<f32>
 // GENERIC:     "step.loss"(%{{.+}}) : (tensor<f32>) -> ()
+
+// -----
+
+// Tests that the exact-stream ops (a reversible repeat's `streams = "exact"`) print and parse
+// back, with their inferred types.
+// CHECK-LABEL: func.func @exact_streams
+// CHECK: step.quantize %{{.*}} {bits = 32 : i64} : tensor<4xf64> -> tensor<4xf64>
+// CHECK: step.exact_scale %{{.*}}, %{{.*}} {bits = 32 : i64, den = 10 : i64, num = 9 : i64} : tensor<4xf64>, tensor<4xi64> -> tensor<4xf64>, tensor<4xi64>
+// CHECK: step.exact_scale %{{.*}}, %{{.*}} {bits = 32 : i64, den = 10 : i64, inverse, num = 9 : i64}
+func.func @exact_streams(%x: tensor<4xf64>, %b: tensor<4xi64>) -> (tensor<4xf64>, tensor<4xi64>) {
+  %q = step.quantize %x {bits = 32} : tensor<4xf64>
+  %y, %b1 = step.exact_scale %q, %b {num = 9, den = 10, bits = 32} : tensor<4xf64>, tensor<4xi64>
+  %z, %b0 = step.exact_scale %y, %b1 {num = 9, den = 10, bits = 32, inverse} : tensor<4xf64>, tensor<4xi64>
+  return %z, %b0 : tensor<4xf64>, tensor<4xi64>
+}
