@@ -306,6 +306,25 @@ std::vector<Case> allCases() {
                       "tensor<" + s + "xf32>",
                   kCast, kCastStep});
 
+  // quantize and exact_scale (exact reversible streams) differentiate as the maps they stand
+  // for, x and x * num/den: finite differences over h = 0.1 see them so, up to the grid
+  // 2^-32 / h ~ 1e-9 (kCast's tolerances). The buffer is an integer: the loss reads the value.
+  for (std::string s : {"5", "2x3", "2x2x3"})
+    cs.push_back({"quantize_b32_" + s, "quantize", {{F(s), U(-2, 2)}},
+                  "%y = step.quantize %a0 {bits = 32} : " + F(s), kCast, kCastStep});
+  struct Exact { const char *shape, *buffer, *attrs, *name; };
+  for (const Exact &e : std::vector<Exact>{{"5", "0", "num = 9, den = 10", "9_10"},
+                                           {"2x3", "7", "num = 3, den = 4", "3_4_buffer7"},
+                                           {"2x2x3", "12", "num = 9, den = 10, inverse", "inverse"}}) {
+    std::string buffer = std::string("tensor<") + e.shape + "xi64>";
+    cs.push_back({std::string("exact_scale_") + e.name, "exact_scale", {{F(e.shape), U(-2, 2)}},
+                  "%q = step.quantize %a0 {bits = 32} : " + F(e.shape) +
+                      "\n  %b = step.constant {value = dense<" + e.buffer + "> : " + buffer +
+                      "}\n  %s:2 = step.exact_scale %q, %b {" + e.attrs + ", bits = 32} : " +
+                      F(e.shape) + ", " + buffer + "\n  %y = step.neg %s#0 : " + F(e.shape),
+                  kCast, kCastStep});
+  }
+
   // dropout: the same counter-based mask in the forward and the adjoint.
   struct Drop { const char *shape, *rate, *seed, *name; };
   for (const Drop &d : std::vector<Drop>{{"2x3", "0.3", "7", "r0_3"},
