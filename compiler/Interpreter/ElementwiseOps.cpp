@@ -61,7 +61,7 @@ std::optional<UnaryFn> unaryFunction(mlir::Operation *op) {
       })
       .Case<step::QuantizeOp>([](step::QuantizeOp q) {
         int bits = static_cast<int>(q.getBits());
-        return UnaryFn([bits](double x) { return std::ldexp(std::nearbyint(std::ldexp(x, bits)), -bits); });
+        return UnaryFn([bits](double x) { return std::ldexp(std::floor(std::ldexp(x, bits) + 0.5), -bits); });
       })
       .Case<step::PowOp>([](step::PowOp pow) {
         double exponent = pow.getExponent().convertToDouble();

@@ -94,10 +94,13 @@ Value floatUnary(mlir::Operation *op, OpBuilder &b, Location loc, Value x) {
         return b.create<mlir::math::PowFOp>(loc, x, fconst(b, loc, t, e));
       })
       .Case<step::QuantizeOp>([&](step::QuantizeOp q) -> Value {
-        // Scaling by powers of two is exact: only the rounding to an integer changes x.
+        // Scaling by powers of two is exact: only the rounding to an integer changes x. Ties
+        // round up, floor(x + 1/2) (exact below 2^52): math.floor lowers on every target,
+        // math.roundeven not on NVVM.
         int bits = static_cast<int>(q.getBits());
         Value scaled = b.create<mlir::arith::MulFOp>(loc, x, fconst(b, loc, t, std::ldexp(1.0, bits)));
-        Value rounded = b.create<mlir::math::RoundEvenOp>(loc, scaled);
+        Value rounded = b.create<mlir::math::FloorOp>(
+            loc, b.create<mlir::arith::AddFOp>(loc, scaled, fconst(b, loc, t, 0.5)));
         return b.create<mlir::arith::MulFOp>(loc, rounded, fconst(b, loc, t, std::ldexp(1.0, -bits)));
       })
       .Default([](mlir::Operation *) { return Value(); });

@@ -907,7 +907,7 @@ def Step_CastOp : Step_TensorOp<"cast"> {
 def Step_QuantizeOp : Step_TensorOp<"quantize"> {
   let summary = "round to the fixed-point grid 2^-bits";
   let description = [{
-    round(x · 2^bits) · 2^-bits (ties to even), in the operand's float type. Sums of values on
+    floor(x · 2^bits + 1/2) · 2^-bits (ties round up), in the operand's float type. Sums of values on
     one grid are exact while they stay below 2^(mantissa - bits) in magnitude (2^21 for f64 at
     bits = 32), which is what the exact reversible streams (`streams = exact` on a repeat) rely
     on. Its gradient is the identity (a straight-through estimator): the grid is a representation,
