@@ -14,6 +14,8 @@ For each depth and precision, and streams held in f64 (the model as written), in
 reports:
   * the planned arena (`--emit=plan`) and the peak RSS of a training run;
   * the median step time of `--steps` steps (after one warm-up), the three alternating;
+  * the reconstruction error (`--rebuild-error`: the largest max |rebuilt - forward's input| /
+    max |forward's input| over the streams and layers) on the batch below;
   * the relative L2 error of the reversible gradients against each twin's on the same batch at
     the same parameters (those after 5 checkpointed training steps, where every gradient is
     non-zero; SAM off so that only the backward differs), over all parameters. The
@@ -150,6 +152,16 @@ def measure(args, env, tmp, streams, precision, depth, ways):
         run([exe, "train", "--steps", "1", "--threads", str(args.threads), "--init-from", start,
              "--save-grads", path], env)
         grads[way] = read_safetensors(path)
+    # The reconstruction error itself (--rebuild-error: max |rebuilt - forward's| / max |forward's|
+    # over the carried streams and layers), from a separate executable so that the timed one
+    # does no extra work.
+    measured = os.path.join(tmp, f"rebuild_{tag}")
+    run([STEPC, "compile", os.path.join(tmp, f"reversible_{tag}.mlir"), *flags, "--rebuild-error",
+         "-o", measured], env)
+    run([measured, "train", "--steps", "1", "--threads", str(args.threads), "--init-from", start,
+         "--metrics", measured + ".jsonl"], env)
+    with open(measured + ".jsonl") as f:
+        r["rebuild_error"] = max(json.loads(l)["rebuild_error"] for l in f if l.strip())
     for twin in ways[1:]:
         num = den = 0.0
         for name, ref in grads[twin].items():
@@ -162,7 +174,8 @@ def measure(args, env, tmp, streams, precision, depth, ways):
           f"{r['stored_arena_mib']:.1f} MiB; peak RSS {r['reversible_rss_mib']:.0f} / "
           f"{r['checkpointed_rss_mib']:.0f} / {r['stored_rss_mib']:.0f} MiB; step "
           f"{r['reversible_ms']:.1f} / {r['checkpointed_ms']:.1f} / {r['stored_ms']:.1f} ms "
-          f"(reversible {r['reversible_ms'] / r['stored_ms']:.2f}x stored); gradient rel. L2 error "
+          f"(reversible {r['reversible_ms'] / r['stored_ms']:.2f}x stored); rebuilt-input error "
+          f"{r['rebuild_error']:.2e}; gradient rel. L2 error "
           f"vs checkpointed {r['error_vs_checkpointed']:.2e}, vs stored {r['error_vs_stored']:.2e}",
           flush=True)
     return r

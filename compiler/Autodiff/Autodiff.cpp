@@ -144,6 +144,13 @@ class Differentiator {
   }
 
   mlir::OpBuilder &b;
+ public:
+  // --rebuild-error (emitGradients): each reversible repeat's backward also measures its
+  // rebuilt inputs against the forward's; the measures (f64 scalars) of this sweep's level.
+  bool measureRebuild = false;
+  llvm::SmallVector<Value> rebuildErrors;
+
+ private:
   llvm::DenseSet<Value> varied, active;
   llvm::DenseMap<Value, Value> adjoint;
   llvm::DenseMap<Value, Value> replaced;  // results of rewritten repeats -> their replacements
@@ -205,19 +212,16 @@ llvm::SmallVector<bool> variedCarriedSlots(step::RepeatOp repeat,
 // `dots_with_no_batch_dims_saveable`), and everything cheap (norms, activations) is recomputed
 // from the saved layer input.
 //
-// Saved outputs cost memory (one per layer), so they are chosen by the work each saved element
-// spares (FLOPs per output element: 2 x the reduction length), most first, while the stacked
-// outputs of this repeat stay within kSavedProductsBudget. Products of fewer than
-// kMinSavedFlops per element are always recomputed: a reduction that short costs less to redo
-// than its output costs to write, keep and read back. byte_lm_residual keeps its convolutions
-// (2 x 7 x 512 FLOPs per element) and its 512 -> 256 projections but recomputes the 256 -> 1536
-// one; byte_lm_residual_small keeps its convolutions (2 x 11 x 32) and 256 -> 96 projections and
-// recomputes its 32 -> 256 ones.
+// Without a memory budget the backward keeps every candidate (the least recompute, as
+// PyTorch's autograd and JAX's default keep every residual): a fixed cap would be a guess at
+// the machine. Products of fewer than kMinSavedFlops per element are never kept: a reduction
+// that short costs less to redo than its output costs to write, keep and read back (2 x 32 for
+// byte_lm_residual_small's 32 -> 256 projections). Candidates are ordered by the work each
+// saved element spares (FLOPs per output element: 2 x the reduction length), most first.
 //
-// `stepc compile --memory-budget` replaces that budget: it sets `step.saved_gemms = K` on the
+// `stepc compile --memory-budget` chooses for the budget: it sets `step.saved_gemms = K` on the
 // repeat (compiler/Codegen/MemoryBudget.h), and the backward keeps the first K candidates in
-// that order, whatever their bytes.
-constexpr double kSavedProductsBudget = 256.0 * (1 << 20);
+// that order, or marks the repeat reversible.
 constexpr double kMinSavedFlops = 256;
 
 double flopsPerElement(Operation *op) {
@@ -235,18 +239,9 @@ double flopsPerElement(Operation *op) {
 llvm::SmallVector<Operation *> savedProducts(step::RepeatOp repeat) {
   llvm::SmallVector<GemmCandidate> byValue = savedGemmCandidates(repeat);
   llvm::DenseSet<Operation *> chosen;
-  double bytes = 0;
   auto given = repeat->getAttrOfType<mlir::IntegerAttr>("step.saved_gemms");
-  for (const GemmCandidate &c : byValue) {
-    if (given) {
-      if (static_cast<int64_t>(chosen.size()) < given.getInt()) chosen.insert(c.op);
-      continue;
-    }
-    double size = static_cast<double>(repeat.getCount()) * c.bytesPerLayer;
-    if (bytes + size > kSavedProductsBudget) continue;
-    bytes += size;
-    chosen.insert(c.op);
-  }
+  for (const GemmCandidate &c : byValue)
+    if (!given || static_cast<int64_t>(chosen.size()) < given.getInt()) chosen.insert(c.op);
   llvm::SmallVector<Operation *> out;  // in body order
   for (Operation &op : repeat.getBody().front())
     if (chosen.contains(&op)) out.push_back(&op);
@@ -281,12 +276,11 @@ std::string describeMemory(step::RepeatOp repeat, llvm::ArrayRef<Operation *> pr
   for (Operation *op : products) saved += bytes(op->getResult(0).getType());
   size_t gemms = 0;
   repeat.getBody().walk([&](Operation *op) { gemms += llvm::isa<step::MatmulOp, step::Conv1dOp>(op); });
-  std::string within = repeat->hasAttr("step.saved_gemms")
-                           ? std::string()
-                           : ", within " + mib(kSavedProductsBudget);
+  if (why.empty() && !repeat->hasAttr("step.saved_gemms"))
+    why = " (no --memory-budget: the least recompute)";
   return head + "stores each iteration's input (" + mib(inputs) + ") and " +
          std::to_string(products.size()) + " of its " + std::to_string(gemms) +
-         " GEMM outputs (" + mib(saved) + within + "); the backward recomputes the rest" + why;
+         " GEMM outputs (" + mib(saved) + "); the backward recomputes the rest" + why;
 }
 
 // Rebuilds a reversible layer's carried inputs from its `outputs` at `b` (ReversibleCoupling.h):
@@ -342,6 +336,27 @@ llvm::SmallVector<Value> rebuildInputs(mlir::OpBuilder &b, step::RepeatOp repeat
   return inputs;
 }
 
+// How far a rebuilt value is from the forward's: max|rebuilt - x| / max|x| in f64 (an integer
+// slot, an exact_scale's buffer, cast; an all-zero x, the absolute difference). 0 means
+// bit for bit (up to the sign of a zero): the reconstruction check of --rebuild-error.
+Value rebuildError(GradBuilder &g, Value rebuilt, Value original) {
+  mlir::Type f64 = g.builder().getF64Type();
+  auto wide = [&](Value v) {
+    return elementTypeOf(v).isF64() ? v
+                                    : g.one<step::CastOp>({v}, {g.attr("to", mlir::TypeAttr::get(f64))});
+  };
+  Value r = wide(rebuilt), x = wide(original);
+  llvm::SmallVector<int64_t> all;
+  for (int64_t i = 0, n = static_cast<int64_t>(shapeOf(x).size()); i < n; ++i) all.push_back(i);
+  auto maxAbs = [&](Value v) {
+    Value a = g.one<step::AbsOp>({v});
+    return all.empty() ? a : g.one<step::ReduceMaxOp>({a}, {g.arrayAttr("axes", all)});
+  };
+  Value scale = maxAbs(x);
+  scale = g.select(g.compare(scale, g.scalar(0.0, f64), "gt"), scale, g.scalar(1.0, f64));
+  return g.div(maxAbs(g.sub(r, x)), scale);
+}
+
 mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original) {
   mlir::Location loc = original.getLoc();
   size_t numCarried = original.getInits().size(), numXs = original.getXs().size();
@@ -375,6 +390,16 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   bool segments = !reversible && original->hasAttr("step.segments");
   size_t numSavedInputs = reversible ? 0 : numCarried;
   size_t numRebuilt = reversible || segments ? numCarried : 0;
+  // --rebuild-error: a layer holding reversible repeats (segments) carries the largest of
+  // their measures out of its backward, one f64 slot after the rebuilt inputs.
+  bool nestedRebuild = measureRebuild && !reversible &&
+                       original.getBody()
+                           .walk([](step::RepeatOp r) {
+                             return r.getReversible() ? mlir::WalkResult::interrupt()
+                                                      : mlir::WalkResult::advance();
+                           })
+                           .wasInterrupted();
+  size_t numErr = nestedRebuild ? 1 : 0;
   llvm::SmallVector<mlir::Type> types(original.getResultTypes());
   if (!reversible)
     for (Value init : original.getInits()) types.push_back(stackedType(count, init.getType()));
@@ -431,6 +456,7 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
                                       : g.zerosLike(forward.getResult(i).getType()));
   for (Value c : captures) inits.push_back(g.zerosLike(c.getType()));
   for (size_t i = 0; i < numRebuilt; ++i) inits.push_back(forward.getResult(i));
+  if (nestedRebuild) inits.push_back(g.scalar(0.0, b.getF64Type()));
   for (Value s : saved) xs.push_back(s);
   for (Value x : forward.getXs()) xs.push_back(x);
   for (unsigned j : stackedF) {
@@ -453,7 +479,7 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
                           loc);
   }
   size_t argDc = 0, argCap = carriedF.size(), argRebuilt = argCap + captures.size();
-  size_t argSaved = argRebuilt + numRebuilt;
+  size_t argErr = argRebuilt + numRebuilt, argSaved = argErr + numErr;
   size_t argProducts = argSaved + numSavedInputs, argX = argProducts + numProducts;
   size_t argDy = argX + numXs;
 
@@ -492,6 +518,7 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
   llvm::SmallVector<Value> recomputedOutputs;
   for (size_t i = 0; i < numCarried; ++i) recomputedOutputs.push_back(map.lookupOrDefault(yield.getValues()[i]));
   Differentiator inner(b);
+  inner.measureRebuild = measureRebuild;
   auto grads = inner.run(recomputed, seeds, wrt);
   if (failed(grads)) return mlir::failure();
   if (segments) {
@@ -520,6 +547,11 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
     yieldValues.push_back(gi.add(gradBody->getArgument(argCap + l),
                                  (*grads)[carriedF.size() + xsF.size() + l]));
   for (size_t i = 0; i < numRebuilt; ++i) yieldValues.push_back(layerInputs[i]);  // the layer below's outputs
+  if (nestedRebuild) {
+    Value worst = gradBody->getArgument(argErr);
+    for (Value e : inner.rebuildErrors) worst = gi.one<step::MaxOp>({worst, e});
+    yieldValues.push_back(worst);
+  }
   for (size_t k = 0; k < xsF.size(); ++k) yieldValues.push_back((*grads)[carriedF.size() + k]);
   b.create<step::YieldOp>(loc, yieldValues);
   if (gi.failed() || g.failed()) return mlir::failure();
@@ -530,10 +562,20 @@ mlir::LogicalResult Differentiator::differentiateRepeat(step::RepeatOp original)
     if (isActive(forward.getInits()[i])) accumulate(forward.getInits()[i], backward.getResult(k));
   for (auto [l, c] : llvm::enumerate(captures))
     accumulate(c, backward.getResult(carriedF.size() + l));
+  size_t firstRebuilt = carriedF.size() + captures.size();
   for (auto [k, j] : llvm::enumerate(xsF))
     if (isActive(forward.getXs()[j]))
-      accumulate(forward.getXs()[j],
-                 backward.getResult(carriedF.size() + captures.size() + numRebuilt + k));
+      accumulate(forward.getXs()[j], backward.getResult(firstRebuilt + numRebuilt + numErr + k));
+  // After the last reverse iteration the rebuilt values are the repeat's own inputs: their
+  // distance from the forward's inits is the whole depth's reconstruction error.
+  if (measureRebuild && reversible) {
+    GradBuilder ge(b, loc);
+    for (size_t i = 0; i < numRebuilt; ++i)
+      rebuildErrors.push_back(
+          rebuildError(ge, backward.getResult(firstRebuilt + i), forward.getInits()[i]));
+    if (ge.failed()) return mlir::failure();
+  }
+  if (nestedRebuild) rebuildErrors.push_back(backward.getResult(firstRebuilt + numRebuilt));
   return mlir::success();
 }
 
@@ -570,10 +612,13 @@ llvm::SmallVector<GemmCandidate> savedGemmCandidates(mlir::Operation *op) {
 mlir::FailureOr<llvm::SmallVector<Value>> emitGradients(
     mlir::OpBuilder &builder, llvm::ArrayRef<Operation *> forward,
     llvm::ArrayRef<std::pair<Value, Value>> seeds, llvm::ArrayRef<Value> wrt,
-    llvm::MutableArrayRef<Value> tracked) {
+    llvm::MutableArrayRef<Value> tracked, llvm::SmallVectorImpl<Value> *rebuildErrors) {
   Differentiator differentiator(builder);
+  differentiator.measureRebuild = rebuildErrors != nullptr;
   auto grads = differentiator.run(forward, seeds, wrt);
   for (Value &v : tracked) v = differentiator.current(v);
+  if (rebuildErrors)
+    rebuildErrors->append(differentiator.rebuildErrors.begin(), differentiator.rebuildErrors.end());
   return grads;
 }
 

@@ -28,14 +28,19 @@ namespace stepc::ad {
 /// located error when a needed gradient passes through an op without a gradient rule.
 /// Differentiating a repeat replaces it (to save its per-layer inputs): values the caller still
 /// needs afterwards (e.g. the loss) go in `tracked`, which is updated to the replacements.
+/// With `rebuildErrors`, the backward of each reversible repeat also measures its rebuilt
+/// inputs against the forward's (the forward's are then kept until the backward ends) and
+/// appends the measures, f64 scalars max|rebuilt - x| / max|x| (0: bit for bit), to it; a
+/// nested repeat's measures are carried out of the layers holding it as their maximum.
 mlir::FailureOr<llvm::SmallVector<mlir::Value>> emitGradients(
     mlir::OpBuilder &builder, llvm::ArrayRef<mlir::Operation *> forward,
     llvm::ArrayRef<std::pair<mlir::Value, mlir::Value>> seeds, llvm::ArrayRef<mlir::Value> wrt,
-    llvm::MutableArrayRef<mlir::Value> tracked = {});
+    llvm::MutableArrayRef<mlir::Value> tracked = {},
+    llvm::SmallVectorImpl<mlir::Value> *rebuildErrors = nullptr);
 
 /// The GEMMs (matmuls and convolutions) of `repeat`'s layer whose outputs its backward may keep
 /// instead of recomputing, most FLOPs per output element first: the order in which they are
-/// kept (by the default 256 MiB budget, or the first `step.saved_gemms` of them).
+/// kept (all of them by default, the first `step.saved_gemms` of them under --memory-budget).
 struct GemmCandidate {
   mlir::Operation *op;
   double flopsPerElement;

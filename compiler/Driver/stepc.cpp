@@ -63,6 +63,10 @@ ABSL_FLAG(bool, keep_object, false, "`compile`: also keep the object file as OUT
 ABSL_FLAG(bool, export_grads, false,
           "the step also returns every parameter's gradient (before clipping), which `NAME train "
           "--save-grads F` writes; for comparing gradients with another framework");
+ABSL_FLAG(bool, rebuild_error, false,
+          "`compile`, `interpret`: the step also reports `rebuild_error`, how far the inputs "
+          "that each reversible repeat's backward rebuilds are from the forward's (max|r - x| / "
+          "max|x|; 0 means bit for bit); keeps the forward's until the backward ends");
 ABSL_FLAG(bool, data_parallel, false,
           "`compile`: the step averages its loss and gradients over the ranks of `mpirun -np N "
           "NAME train` (a fixed-order tree, so N ranks give one process's bits); the CPU target");
@@ -78,8 +82,9 @@ ABSL_FLAG(std::string, memory_budget, "",
           "K, M, G: KiB, MiB, GiB); per step.repeat the compiler then chooses what the backward "
           "keeps (reversible, recompute, or each layer's input and its GEMM outputs) for the "
           "least recompute that fits, and says so in `--emit=plan` and `NAME info`; a budget "
-          "nothing fits is an error with the breakdown. Without it: reversible repeats rebuild, "
-          "others keep their inputs and GEMM outputs within 256 MiB");
+          "nothing fits is an error with the breakdown. Without it the model's marks decide: "
+          "reversible repeats rebuild, the others keep each layer's input and every GEMM output "
+          "worth keeping (the least recompute)");
 ABSL_FLAG(std::string, device_memory, "",
           "`compile`: the device's memory (bytes, or with K, M, G); when the step's planned peak "
           "exceeds it, stacked layers' optimizer state and then parameters live in host memory "
@@ -144,6 +149,9 @@ Usage:
                   [--device-memory=BYTES [--offload=planned|sync]] (compile, CPU): what
                   does not fit stays in host memory (a file on the CPU target) and streams
                   through the device layer by layer, its transfers overlapped with the work.
+                  [--rebuild-error] (compile, interpret): the step reports metric
+                  rebuild_error, the distance of each reversible repeat's rebuilt inputs
+                  from the forward's (0: bit for bit).
                   [--debug-nan] (compile): the CPU step checks every kernel's and GEMM's
                   outputs; the first NaN or Inf stops the run naming the model op it came
                   from ("model.mlir:12:8: op 'step.rsqrt' ... produced +Inf"). Slower.
@@ -270,6 +278,7 @@ stepc::train::BuildTrainStepOptions trainOverrides() {
   options.microBatches = absl::GetFlag(FLAGS_micro_batches);
   options.clip = absl::GetFlag(FLAGS_clip);
   options.exportGrads = absl::GetFlag(FLAGS_export_grads);
+  options.rebuildError = absl::GetFlag(FLAGS_rebuild_error);
   options.dataParallel = absl::GetFlag(FLAGS_data_parallel);
   return options;
 }

@@ -30,9 +30,9 @@ struct InputSlot {
 class TrainStepBuilder {
  public:
   TrainStepBuilder(step::ModelOp model, const TrainConfig &config, bool exportGrads,
-                   bool columnNorms, bool dataParallel)
+                   bool columnNorms, bool dataParallel, bool rebuildError)
       : model(model), config(config), exportGrads(exportGrads), columnNorms(columnNorms),
-        dataParallel(dataParallel),
+        dataParallel(dataParallel), rebuildError(rebuildError),
         b(model.getContext()),
         loc(model.getLoc()) {}
 
@@ -53,6 +53,8 @@ class TrainStepBuilder {
   bool exportGrads;
   bool columnNorms;
   bool dataParallel;
+  bool rebuildError;
+  llvm::SmallVector<Value> rebuildErrors;  // --rebuild-error: every pass's measures (f64)
   mlir::OpBuilder b;
   mlir::Location loc;
   llvm::SmallVector<step::ParamOp> paramOps;
@@ -70,8 +72,8 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::si
   if (failed(loss)) return mlir::failure();
   ad::GradBuilder g(b, loc);
   Value tracked[] = {*loss};
-  auto grads =
-      ad::emitGradients(b, forward, {{*loss, g.splat(1.0, loss->getType())}}, params, tracked);
+  auto grads = ad::emitGradients(b, forward, {{*loss, g.splat(1.0, loss->getType())}}, params,
+                                 tracked, rebuildError ? &rebuildErrors : nullptr);
   if (failed(grads) || g.failed()) return mlir::failure();
   return std::make_pair(tracked[0], *grads);
 }
@@ -88,6 +90,11 @@ std::pair<Value, llvm::SmallVector<Value>> allReduce(ad::GradBuilder &g, Value l
 mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lossAndGrads(
     llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs) {
   int64_t k = config.microBatches;
+  // The measures are values of the pass; a micro-batch loop would need to carry them out.
+  if (rebuildError && k != 1)
+    return model.emitError() << "--rebuild-error measures one pass: it needs micro_batches = 1, "
+                                "found "
+                             << k;
   if (dataParallel) {
     if (llvm::any_of(params, [](Value p) { return !ad::elementTypeOf(p).isF32(); }))
       return model.emitError() << "--data-parallel reduces f32 gradients; this model has "
@@ -328,6 +335,9 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
     samLoss = second->first;
     grads = second->second;
   }
+  if (rebuildError && rebuildErrors.empty())
+    return model.emitError() << "--rebuild-error measures the rebuilt inputs of reversible "
+                                "repeats, and this model's backward rebuilds none";
 
   // The schedule and Adam's bias corrections read the step counter in f64, exact to 2^53
   // steps; the learning rate is handed on in f32.
@@ -358,6 +368,13 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
   metric("grad_norm", gradNorm);
   metric("lr", lr);
   if (sam) metric("sam_loss", samLoss);
+  // --rebuild-error: the worst reconstruction of any reversible repeat, either pass.
+  if (rebuildError) {
+    Value worst = rebuildErrors.front();
+    for (Value e : llvm::ArrayRef<Value>(rebuildErrors).drop_front())
+      worst = g.one<step::MaxOp>({worst, e});
+    metric("rebuild_error", castTo(g, worst, f32));
+  }
   // The gradients themselves (--export-grads), before clipping, for `train --save-grads`.
   if (exportGrads)
     for (auto [p, grad] : llvm::zip(paramOps, grads)) {
@@ -399,7 +416,8 @@ struct BuildTrainStepPass : impl::BuildTrainStepBase<BuildTrainStepPass> {
     mlir::FailureOr<TrainConfig> config = resolveTrainConfig(models[0], overrides);
     if (failed(config)) return signalPassFailure();
     writeTrainConfig(models[0], *config);
-    if (failed(TrainStepBuilder(models[0], *config, exportGrads, columnNorms, dataParallel)
+    if (failed(TrainStepBuilder(models[0], *config, exportGrads, columnNorms, dataParallel,
+                                rebuildError)
                    .build(module)))
       return signalPassFailure();
   }

@@ -45,6 +45,10 @@ def BuildTrainStep : Pass<"step-build-train-step", "mlir::ModuleOp"> {
            "step.rank_split) and sum the loss and gradients over them (step.all_reduce) before "
            "clipping, SAM's perturbation and the optimizer; micro-batches are summed in a binary "
            "tree, so N ranks give one process's bits (micro_batches a power of two)">,
+    Option<"rebuildError", "rebuild-error", "bool", "false",
+           "also return metric `rebuild_error`: the largest max|rebuilt - x| / max|x| of the "
+           "inputs each reversible repeat's backward rebuilds, against the forward's (kept for "
+           "it until the backward ends); 0 means bit for bit. A diagnostic (micro_batches = 1)">,
     Option<"columnNorms", "column-norms", "bool", "false",
            "sum each gradient's squares by columns first (the CPU's choice: vector lanes and "
            "threads instead of one chain of adds; a GPU splits a whole sum over its grid)">,
