@@ -8,10 +8,20 @@
 //   producer would be recomputed once per output column;
 // - through a broadcast (the consumer reads the producer with a non-permutation map): the
 //   producer would be recomputed for every broadcast element.
+// The one exception to single use: a producer a few arith ops long whose every use is a
+// fusible consumer in its block is first cloned once per use (cloneCheapProducers), when
+// redoing it in each consumer reads no more memory than writing its result once and reading
+// it back there, and keeps no buffer alive longer than the result's did (its inputs live on
+// anyway, or are no larger than the result). A gradient's square feeds both the global norm and AGC's unit norms, AGC's
+// clipped gradient feeds the optimizer's three updates: each was a parameter-sized buffer of
+// its own, written once and read two or three times, for a multiply.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/Common/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -22,18 +32,158 @@ namespace stepc::codegen {
 
 namespace {
 
-bool shouldFuse(mlir::OpOperand *operand) {
+// The rule for one producer -> consumer edge, the producer's other uses aside.
+bool fusibleEdge(mlir::OpOperand *operand) {
   mlir::Operation *producer = operand->get().getDefiningOp();
   auto consumer = llvm::dyn_cast<mlir::linalg::LinalgOp>(operand->getOwner());
-  if (!producer || !consumer || !producer->hasOneUse()) return false;
+  if (!producer || !consumer) return false;
   // A collective (a marked copy, StepToLinalg's CollectivePatterns.cpp) is a call, not a kernel.
   if (producer->hasAttr("step.collective") || consumer->hasAttr("step.collective")) return false;
   if (mlir::linalg::isaContractionOpInterface(consumer)) return false;
+  if (!consumer.isDpsInput(operand)) return false;
   return consumer.getMatchingIndexingMap(operand).isPermutation();
+}
+
+bool shouldFuse(mlir::OpOperand *operand) {
+  mlir::Operation *producer = operand->get().getDefiningOp();
+  return producer && producer->hasOneUse() && fusibleEdge(operand);
+}
+
+// Recomputing a producer in each of its `uses` consumers reads its full-size inputs once per
+// consumer; keeping it writes its result once, reads its inputs once and the result once per
+// consumer. Broadcast inputs (a per-row scale) are small and not counted. Cheap means at most
+// kMaxClonedOps arith ops: no transcendental is worth redoing to spare a buffer.
+constexpr int kMaxClonedOps = 4;
+
+// A loop's carried value: --step-carry-in-place later writes the next iteration's value into
+// its buffer right after the kernel that computes it, when nothing reads the old one after
+// that; a clone moved to a later consumer would (and cost a copy of the carried buffer per
+// iteration, 8 MiB a layer for byte_lm_small's f64 streams).
+bool isLoopCarried(mlir::Value v) {
+  auto arg = llvm::dyn_cast<mlir::BlockArgument>(v);
+  return arg && llvm::isa<mlir::LoopLikeOpInterface>(arg.getOwner()->getParentOp());
+}
+
+// What a clone may be, whatever its uses: one all-parallel result of a few arith ops, written
+// into a fresh tensor it never reads (not a loop's carried buffer, which one clone at most
+// may write), reading no loop-carried value.
+bool clonableShape(mlir::linalg::GenericOp op) {
+  if (op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() || op->hasAttr("step.collective"))
+    return false;
+  mlir::OpOperand *init = op.getDpsInitOperand(0);
+  if (!op.getMatchingIndexingMap(init).isPermutation() || op.payloadUsesValueFromOperand(init) ||
+      !init->get().getDefiningOp<mlir::tensor::EmptyOp>())
+    return false;
+  int ops = 0;
+  for (mlir::Operation &inner : op.getRegion().front().without_terminator()) {
+    if (llvm::isa<mlir::linalg::IndexOp>(inner)) continue;  // free: the loop's own counter
+    if (!llvm::isa<mlir::arith::ArithDialect>(inner.getDialect()) || ++ops > kMaxClonedOps)
+      return false;
+  }
+  return llvm::none_of(op.getDpsInputOperands(),
+                       [](mlir::OpOperand *in) { return isLoopCarried(in->get()); });
+}
+
+int64_t bytesOf(mlir::Type type) {
+  auto t = llvm::cast<mlir::RankedTensorType>(type);
+  if (!t.hasStaticShape()) return std::numeric_limits<int64_t>::max() / 2;
+  return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+}
+
+// The op of `block` that is or holds `op`.
+mlir::Operation *inBlock(mlir::Operation *op, mlir::Block *block) {
+  while (op && op->getBlock() != block) op = op->getParentOp();
+  return op;
+}
+
+// Whether `v` is live after `last` anyway (a value from outside the block, or one with a use
+// after it): a clone at `last` reading it then keeps no buffer alive longer than it was.
+bool liveAfter(mlir::Value v, mlir::Operation *last) {
+  mlir::Block *block = last->getBlock();
+  if (v.getParentBlock() != block) return true;
+  return llvm::any_of(v.getUsers(), [&](mlir::Operation *user) {
+    mlir::Operation *at = inBlock(user, block);
+    return at && last->isBeforeInBlock(at);
+  });
+}
+
+// Cloning `op` to consumers as late as `last` moves its reads there, and gives each
+// single-use generic producing one of its inputs a use per clone, which fuses into none of
+// them unless it is cloned in turn. So the whole chain must be clonable, and every value the
+// chain reads must be live after `last` anyway: otherwise a buffer would move up the chain,
+// or live longer, instead of disappearing.
+// The one allowance: inputs of the cloned producer itself that would die at it may live on
+// to `last` while they are no larger than its result, whose buffer lived exactly as long (AGC's
+// clipped gradient, read by the optimizer's three updates, from the gradient it replaces).
+bool chainClonable(mlir::linalg::GenericOp op, mlir::Operation *last, int depth = 0) {
+  if (depth > 8 || !clonableShape(op)) return false;
+  int64_t extended = 0;
+  llvm::SmallPtrSet<mlir::Value, 4> seen;
+  for (mlir::OpOperand *input : op.getDpsInputOperands()) {
+    auto producer = input->get().getDefiningOp<mlir::linalg::GenericOp>();
+    if (producer && producer->hasOneUse() && producer->getBlock() == op->getBlock()) {
+      if (!chainClonable(producer, last, depth + 1)) return false;
+    } else if (!liveAfter(input->get(), last) && seen.insert(input->get()).second) {
+      if (depth > 0) return false;
+      extended += bytesOf(input->get().getType());
+    }
+  }
+  return extended <= bytesOf(op->getResult(0).getType());
+}
+
+// A clone computes where its consumer is. It must not read an input after an op between the
+// two has written into that input's buffer (a value copied into a loop's iteration argument).
+bool inputOverwrittenBefore(mlir::linalg::GenericOp producer, mlir::Operation *user) {
+  llvm::SmallPtrSet<mlir::Value, 4> inputs;
+  for (mlir::OpOperand *input : producer.getDpsInputOperands()) inputs.insert(input->get());
+  for (mlir::Operation *op = producer->getNextNode(); op && op != user; op = op->getNextNode()) {
+    auto dps = llvm::dyn_cast<mlir::DestinationStyleOpInterface>(op);
+    if (!dps) continue;
+    for (mlir::OpOperand &init : dps.getDpsInitsMutable())
+      if (inputs.contains(init.get())) return true;
+  }
+  return false;
+}
+
+bool worthCloning(mlir::linalg::GenericOp producer) {
+  int64_t uses = 0;
+  mlir::Operation *last = nullptr;
+  for (mlir::OpOperand &use : producer->getResult(0).getUses()) {
+    if (use.getOwner()->getBlock() != producer->getBlock() || !fusibleEdge(&use) ||
+        inputOverwrittenBefore(producer, use.getOwner()))
+      return false;
+    if (!last || last->isBeforeInBlock(use.getOwner())) last = use.getOwner();
+    ++uses;
+  }
+  if (uses < 2 || !chainClonable(producer, last)) return false;
+  int64_t fullInputs = 0;
+  for (mlir::OpOperand *input : producer.getDpsInputOperands())
+    fullInputs += producer.getMatchingIndexingMap(input).isPermutation();
+  return fullInputs * uses <= fullInputs + 1 + uses;
+}
+
+// Consumers first: cloning a producer gives each of its own single-use producers one use per
+// clone, which are then judged (and cloned) in turn, instead of being left materialised.
+void cloneCheapProducers(mlir::ModuleOp module) {
+  llvm::SmallVector<mlir::linalg::GenericOp> generics;
+  module.walk([&](mlir::linalg::GenericOp op) { generics.push_back(op); });
+  for (mlir::linalg::GenericOp producer : llvm::reverse(generics)) {
+    if (!worthCloning(producer)) continue;
+    llvm::SmallVector<mlir::OpOperand *> uses;
+    for (mlir::OpOperand &use : producer->getResult(0).getUses()) uses.push_back(&use);
+    mlir::OpBuilder b(producer);
+    for (mlir::OpOperand *use : uses) {
+      b.setInsertionPoint(use->getOwner());
+      use->set(b.clone(*producer)->getResult(0));
+    }
+    producer->erase();
+  }
 }
 
 struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
+    cloneCheapProducers(getOperation());
     mlir::RewritePatternSet patterns(&getContext());
     mlir::linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     if (mlir::failed(mlir::applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))

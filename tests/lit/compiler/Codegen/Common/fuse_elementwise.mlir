@@ -3,7 +3,9 @@
 // shows that fusion does happen; the negative cases (b)-(d) each check that both generics
 // survive and that the consumer still reads the producer's result, so a pass that fused them
 // fails the test (upstream's default rule, mlir-opt --linalg-fuse-elementwise-ops, fuses (b)
-// and (c); (d) guards the single-use rule against being loosened).
+// and (c); (d) guards the single-use rule against being loosened). The one exception, (e): a
+// producer of a few arith ops whose inputs stay live anyway is cloned into each of its
+// consumers; (f) is the chain that must not be (its exp would be left materialised).
 //
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | FileCheck %s
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | %stepc-opt -split-input-file -o /dev/null
@@ -149,4 +151,95 @@ func.func @two_uses(%a: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
     linalg.yield %m : f32
   } -> tensor<4x8xf32>
   return %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// (e) A gradient's square feeds two reductions (a global norm by columns, per-row norms): the
+// square (one mulf, reading an argument that lives on anyway) is cloned into both and fused,
+// so no 4x8 square exists; each reduction squares its input itself.
+// CHECK-LABEL: func.func @cheap_two_uses
+// CHECK-SAME: (%[[G:.+]]: tensor<4x8xf32>
+// CHECK: %[[COLS:.+]] = linalg.generic
+// CHECK-SAME: iterator_types = ["reduction", "parallel"]
+// CHECK-SAME: ins(%[[G]] : tensor<4x8xf32>)
+// CHECK: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK: %[[ROWS:.+]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%[[G]] : tensor<4x8xf32>)
+// CHECK: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[COLS]], %[[ROWS]]
+#e_id = affine_map<(d0, d1) -> (d0, d1)>
+#e_col = affine_map<(d0, d1) -> (d1)>
+#e_row = affine_map<(d0, d1) -> (d0)>
+func.func @cheap_two_uses(%g: tensor<4x8xf32>, %c: tensor<8xf32>, %r: tensor<4xf32>) -> (tensor<8xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %sq = linalg.generic {indexing_maps = [#e_id, #e_id, #e_id], iterator_types = ["parallel", "parallel"]}
+      ins(%g, %g : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %cols = linalg.generic {indexing_maps = [#e_id, #e_col], iterator_types = ["reduction", "parallel"]}
+      ins(%sq : tensor<4x8xf32>) outs(%c : tensor<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %rows = linalg.generic {indexing_maps = [#e_id, #e_row], iterator_types = ["parallel", "reduction"]}
+      ins(%sq : tensor<4x8xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %cols, %rows : tensor<8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// (f) The same square of an exp: cloning the square would give the exp (not worth redoing)
+// two uses, and it would be materialised instead. The exp fuses into the square, whose result
+// both reductions read, as before.
+// CHECK-LABEL: func.func @chain_not_cloned
+// CHECK: %[[SQ:.+]] = linalg.generic
+// CHECK: math.exp
+// CHECK: arith.mulf
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[SQ]] : tensor<4x8xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[SQ]] : tensor<4x8xf32>)
+// CHECK: return
+#f_id = affine_map<(d0, d1) -> (d0, d1)>
+#f_col = affine_map<(d0, d1) -> (d1)>
+#f_row = affine_map<(d0, d1) -> (d0)>
+func.func @chain_not_cloned(%a: tensor<4x8xf32>, %c: tensor<8xf32>, %r: tensor<4xf32>) -> (tensor<8xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %ex = linalg.generic {indexing_maps = [#f_id, #f_id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %v = math.exp %x : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %sq = linalg.generic {indexing_maps = [#f_id, #f_id], iterator_types = ["parallel", "parallel"]}
+      ins(%ex : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.mulf %x, %x : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %cols = linalg.generic {indexing_maps = [#f_id, #f_col], iterator_types = ["reduction", "parallel"]}
+      ins(%sq : tensor<4x8xf32>) outs(%c : tensor<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %rows = linalg.generic {indexing_maps = [#f_id, #f_row], iterator_types = ["parallel", "reduction"]}
+      ins(%sq : tensor<4x8xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %cols, %rows : tensor<8xf32>, tensor<4xf32>
 }
