@@ -17,12 +17,15 @@
 // its own, written once and read two or three times, for a multiply.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <limits>
+
 #include "compiler/Codegen/Common/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
-#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace stepc::codegen {
@@ -91,19 +94,13 @@ int64_t bytesOf(mlir::Type type) {
   return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
 }
 
-// The op of `block` that is or holds `op`.
-mlir::Operation *inBlock(mlir::Operation *op, mlir::Block *block) {
-  while (op && op->getBlock() != block) op = op->getParentOp();
-  return op;
-}
-
 // Whether `v` is live after `last` anyway (a value from outside the block, or one with a use
 // after it): a clone at `last` reading it then keeps no buffer alive longer than it was.
 bool liveAfter(mlir::Value v, mlir::Operation *last) {
   mlir::Block *block = last->getBlock();
   if (v.getParentBlock() != block) return true;
   return llvm::any_of(v.getUsers(), [&](mlir::Operation *user) {
-    mlir::Operation *at = inBlock(user, block);
+    mlir::Operation *at = block->findAncestorOpInBlock(*user);
     return at && last->isBeforeInBlock(at);
   });
 }
