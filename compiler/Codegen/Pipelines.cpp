@@ -56,10 +56,11 @@ void addPipeline(mlir::OpPassManager &pm, llvm::StringRef text) {
 }
 
 // @eval_loss (Training) and the step.program description first: both read the step.model,
-// which the lowering keeps until `buffers` drops it.
+// which the lowering keeps until `buffers` drops it. Each layer's update then moves into the
+// backward repeat that computes its gradient, so that no stacked gradient is materialized.
 void buildLinalg(mlir::OpPassManager &pm) {
   addPipeline(pm, "step-build-eval-loss,step-build-sample-logits,step-build-sample-step,"
-                  "step-describe-program,"
+                  "step-describe-program,step-sink-layer-updates,"
                   "step-lower-to-linalg,canonicalize,cse");
 }
 
@@ -70,7 +71,8 @@ void buildKernels(mlir::OpPassManager &pm) {
 }
 
 // Params and state are updated in place (their results tied to their arguments, then dropped
-// as equivalent). Function arguments bufferize to identity-layout memrefs so that the
+// as equivalent; an update stacked layer by layer over its argument in a loop is the loop's
+// result, which canonicalization folds to the argument once bufferized). Function arguments bufferize to identity-layout memrefs so that the
 // bare-pointer calling convention applies; the other results become out-parameters the caller
 // owns, and statically shaped result allocations are replaced by the out-parameter itself (no
 // copy at the end). Fills sink to their first use so a GEMM overwrites instead of
@@ -96,7 +98,7 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
   addPipeline(pm,
               std::string("step-drop-model,step-update-in-place,step-carry-in-place,eliminate-empty-tensors,"
               "one-shot-bufferize{bufferize-function-boundaries "
-              "function-boundary-type-conversion=identity-layout-map},"
+              "function-boundary-type-conversion=identity-layout-map},canonicalize,"
               "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
               "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
               "step-sink-fills,step-contractions-to-library,step-collectives-to-runtime,"

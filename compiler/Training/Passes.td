@@ -111,4 +111,35 @@ def BuildSampleStep : Pass<"step-build-sample-step", "mlir::ModuleOp"> {
   let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
 }
 
+def SinkLayerUpdates : Pass<"step-sink-layer-updates", "mlir::ModuleOp"> {
+  let summary = "Moves each layer's share of the update into the repeat that computes its gradient";
+  let description = [{
+    After --step-build-train-step, a stacked parameter's update (AGC, the optimizer, the gradient
+    norm's sum) runs on whole `[count, ...]` tensors after the backward repeat, so the repeat
+    must first stack every layer's gradient: gradient memory grows with depth even where the
+    backward stores nothing per layer. This pass moves into a repeat of a function's entry block
+    the ops after it that act on each layer's slice alone:
+
+    * elementwise ops (and step.sum over axes other than 0) whose operands are the repeat's
+      stacked results, tensors of the same `[count, ...]` shape defined before the repeat (they
+      become `over` operands), values of lower rank (they broadcast the same in the body), or
+      other moved ops' results;
+    * step.sum over axis 0 of a moved value, which becomes a carried sum of each layer's part
+      (the global gradient norm);
+    * only while every result of a moved elementwise op is used by moved ops or returned as a
+      param or optimizer-state update. Small values such an op needs that do not depend on the
+      repeat (the learning rate, the bias corrections) are computed before it.
+
+    A returned update comes out of the repeat stacked, written over the `over` operand of its
+    own argument (the repeat's `step.stack_over` attribute: for each stacked result, the `over`
+    operand it replaces, or -1): the lowering then stacks it into that argument's buffer, which
+    --step-update-in-place makes the update's destination. Stacked results nothing uses any
+    more are dropped. The layer's gradient is then consumed as it is produced; only the
+    parameters and optimizer state stay parameter-sized. Global-norm clipping and SAM's
+    perturbation need a norm over every gradient before any update, so their gradients stay
+    stacked.
+  }];
+  let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // STEPC_TRAINING_PASSES_TD

@@ -25,7 +25,8 @@
 //      planned  two slots: before the loop the first layer is fetched; iteration iv waits for
 //               its layer, starts the fetch of the next one into the other slot, computes,
 //               and (if it wrote the layer) starts its write-back. Transfers run in the order
-//               issued, so a slot is written back before it is refilled.
+//               issued, so a slot is written back before it is refilled; after a loop that
+//               writes, the step waits for its last write-backs before the slots are reused.
 //      sync     one slot: fetch and wait at the start of each iteration, write back and wait
 //               at its end (HomebrewNLP's scheme: copied in when used, back after).
 //
@@ -502,6 +503,12 @@ void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Str
       b.setInsertionPoint(body->getTerminator());
       tag(b.create<mlir::func::CallOp>(loc, store, mlir::ValueRange{id, layer, slotView(k)}), "this layer");
       if (sync) tag(b.create<mlir::func::CallOp>(loc, flush, mlir::ValueRange{}), "this layer");
+    }
+    if (s.writes && !sync) {
+      // The last write-backs read the slots after the loop ends; the slots' arena bytes are
+      // free after it (the plan reuses them), so they must be done before anything else runs.
+      b.setInsertionPointAfter(loop);
+      tag(b.create<mlir::func::CallOp>(loc, flush, mlir::ValueRange{}), "the loop's last layers");
     }
   }
 }

@@ -17,9 +17,9 @@
 
 namespace stepc::codegen {
 
-/// Returns the tied value (materialize_in_destination's result), created at `b`.
-inline mlir::Value tieToDestination(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
-                                    mlir::Value dest) {
+/// Gives the kernel computing `value` a tensor.empty output of its own, if its output is a
+/// shared one: what --eliminate-empty-tensors then replaces is this kernel's output alone.
+inline void untieOutput(mlir::Value value) {
   if (auto producer = value.getDefiningOp<mlir::DestinationStyleOpInterface>()) {
     mlir::OpOperand *init = producer.getTiedOpOperand(llvm::cast<mlir::OpResult>(value));
     auto empty = init ? init->get().getDefiningOp<mlir::tensor::EmptyOp>() : nullptr;
@@ -28,6 +28,12 @@ inline mlir::Value tieToDestination(mlir::OpBuilder &b, mlir::Location loc, mlir
       init->set(eb.clone(*empty)->getResult(0));
     }
   }
+}
+
+/// Returns the tied value (materialize_in_destination's result), created at `b`.
+inline mlir::Value tieToDestination(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                                    mlir::Value dest) {
+  untieOutput(value);
   return b.create<mlir::bufferization::MaterializeInDestinationOp>(loc, value, dest).getResult();
 }
 

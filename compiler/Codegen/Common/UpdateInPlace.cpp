@@ -23,14 +23,13 @@
 // description and the final signature agree.
 //
 //===----------------------------------------------------------------------===//
-#include <map>
-#include <tuple>
-
 #include "compiler/Codegen/Common/Passes.h"
 #include "compiler/Codegen/Common/TieToDestination.h"
+#include "compiler/Training/UpdatedArguments.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "runtime/formats/ProgramDescription.h"
 
@@ -40,16 +39,6 @@ namespace stepc::codegen {
 #include "compiler/Codegen/Common/Passes.h.inc"
 
 namespace {
-
-using Key = std::tuple<std::string, std::string, std::string>;  // role, name, slot
-
-Key keyOf(mlir::DictionaryAttr attrs) {
-  auto get = [&](llvm::StringRef k) {
-    auto s = attrs ? llvm::dyn_cast_or_null<mlir::StringAttr>(attrs.get(k)) : nullptr;
-    return s ? s.getValue().str() : std::string();
-  };
-  return {get("step.role"), get("step.name"), get("step.slot")};
-}
 
 // Gives every use of a fill of a tensor.empty its own fill.
 void untieDestinations(mlir::func::FuncOp fn) {
@@ -81,28 +70,35 @@ struct UpdateInPlacePass : impl::UpdateInPlaceBase<UpdateInPlacePass> {
       train.emitError("--step-update-in-place runs before bufferization");
       return signalPassFailure();
     }
-    std::map<Key, unsigned> argOf;
-    for (unsigned i = 0; i < train.getNumArguments(); ++i) {
-      Key k = keyOf(train.getArgAttrDict(i));
-      if (std::get<0>(k) == "param" || std::get<0>(k) == "state") argOf[k] = i;
-    }
+    llvm::SmallVector<int> argOf = train::updatedArguments(train);
     auto ret = llvm::cast<mlir::func::ReturnOp>(train.getBody().back().getTerminator());
     mlir::OpBuilder b(ret);
     bool tied = false;
     for (unsigned i = 0; i < train.getNumResults(); ++i) {
-      Key k = keyOf(train.getResultAttrDict(i));
-      auto it = argOf.find(k);
-      if (it == argOf.end()) continue;
-      mlir::Value dest = train.getArgument(it->second);
+      if (argOf[i] < 0) continue;
+      mlir::Value dest = train.getArgument(argOf[i]);
       mlir::Value value = ret.getOperand(i);
       if (value.getType() != dest.getType()) {
-        ret.emitError("the update of ") << std::get<0>(k) << " '" << std::get<1>(k)
-                                         << "' has type " << value.getType()
-                                         << ", its argument " << dest.getType();
+        auto name = train.getArgAttrOfType<mlir::StringAttr>(argOf[i], "step.name");
+        ret.emitError("the update of '") << (name ? name.getValue() : "?") << "' has type "
+                                         << value.getType() << ", its argument "
+                                         << dest.getType();
         return signalPassFailure();
       }
       // The kernel that computes the update gets an output of its own, which
-      // --eliminate-empty-tensors then replaces by the argument.
+      // --eliminate-empty-tensors then replaces by the argument. An update computed layer by
+      // layer in a loop over the argument (--step-sink-layer-updates) is inserted slice by
+      // slice: each slice's kernel gets its own output, which becomes the argument's slice.
+      if (auto loop = value.getDefiningOp<mlir::scf::ForOp>()) {
+        unsigned r = llvm::cast<mlir::OpResult>(value).getResultNumber();
+        auto yield = llvm::cast<mlir::scf::YieldOp>(loop.getBody()->getTerminator());
+        if (loop.getInitArgs()[r] == dest) {
+          if (auto insert = yield.getOperand(r).getDefiningOp<mlir::tensor::InsertSliceOp>())
+            untieOutput(insert.getSource());
+          tied = true;
+          continue;
+        }
+      }
       ret.setOperand(i, tieToDestination(b, ret.getLoc(), value, dest));
       tied = true;
     }

@@ -155,7 +155,12 @@ struct EmbeddingGradLowering : mlir::OpRewritePattern<step::EmbeddingGradOp> {
 // [at] of each `over` operand with a rank-reducing tensor.extract_slice, runs a clone of the
 // body (whose step ops the pass then lowers in turn), inserts the stacked yields at [at] and
 // copies each new carried value into its iteration argument (linalg.copy), so that one-shot
-// bufferization sees every yielded value as its iteration argument's buffer.
+// bufferization sees every yielded value as its iteration argument's buffer. A stacked result
+// that `step.stack_over` writes over an `over` operand (--step-sink-layer-updates: a layer's
+// updated parameters over the parameters) starts from that operand instead of a tensor.empty,
+// and the iteration reads its slice of the operand from the carried tensor: slice [at] is
+// read before the iteration replaces it and by no other iteration, so this is the same value,
+// and the loop then updates the operand's buffer in place.
 struct RepeatLowering : mlir::OpRewritePattern<step::RepeatOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::RepeatOp op,
@@ -169,8 +174,23 @@ struct RepeatLowering : mlir::OpRewritePattern<step::RepeatOp> {
     size_t numInits = op.getInits().size();
     mlir::Block &body = op.getBody().front();
     llvm::SmallVector<Value> iterInits(op.getInits().begin(), op.getInits().end());
-    for (Value r : op.getStackedResults())
-      iterInits.push_back(emptyTensor(rw, loc, llvm::cast<mlir::RankedTensorType>(r.getType())));
+    size_t numStacked = op.getStackedResults().size();
+    llvm::SmallVector<int64_t> stackOver(numStacked, -1);
+    if (auto attr = op->getAttrOfType<mlir::DenseI64ArrayAttr>("step.stack_over")) {
+      if (static_cast<size_t>(attr.size()) != numStacked) return mlir::failure();
+      for (size_t s = 0; s < numStacked; ++s) {
+        int64_t j = attr[s];
+        if (j >= static_cast<int64_t>(op.getXs().size()) ||
+            (j >= 0 && op.getXs()[j].getType() != op.getStackedResults()[s].getType()) ||
+            (j >= 0 && llvm::count(attr.asArrayRef(), j) != 1))
+          return mlir::failure();
+        stackOver[s] = j;
+      }
+    }
+    for (auto [s, r] : llvm::enumerate(op.getStackedResults()))
+      iterInits.push_back(stackOver[s] >= 0 ? op.getXs()[stackOver[s]]
+                                            : emptyTensor(rw, loc, llvm::cast<mlir::RankedTensorType>(
+                                                                       r.getType())));
     Value zero = rw.create<mlir::arith::ConstantIndexOp>(loc, 0);
     Value one = rw.create<mlir::arith::ConstantIndexOp>(loc, 1);
     Value upper = rw.create<mlir::arith::ConstantIndexOp>(loc, count);
@@ -217,9 +237,12 @@ struct RepeatLowering : mlir::OpRewritePattern<step::RepeatOp> {
           for (auto [k, x] : llvm::enumerate(xs)) {
             auto [offsets, sizes, strides] =
                 sliceOf(llvm::cast<mlir::RankedTensorType>(x.getType()));
+            const int64_t *over = llvm::find(stackOver, static_cast<int64_t>(k));
+            Value source = over == stackOver.end() ? x : carried[numInits + (over - stackOver.begin())];
             mlir::BlockArgument arg = body.getArgument(numInits + k);
             Value slice = b.create<mlir::tensor::ExtractSliceOp>(
-                l, llvm::cast<mlir::RankedTensorType>(arg.getType()), x, offsets, sizes, strides);
+                l, llvm::cast<mlir::RankedTensorType>(arg.getType()), source, offsets, sizes,
+                strides);
             mapping.map(arg, slice);
           }
           mlir::Operation *yield = body.getTerminator();

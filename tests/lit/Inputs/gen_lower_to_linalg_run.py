@@ -549,6 +549,25 @@ for rev in (False, True):
     f.case(f"{name}: the carried h", body + [f"%R = tensor.cast %R_h : {t22} to {t22}"], [2, 2], hh)
     f.case(f"{name}: the carried running sum", body + [f"%R = tensor.cast %R_acc : {t22} to {t22}"], [2, 2], acc)
     f.case(f"{name}: the stacked inputs of each iteration", body + [f"%R = tensor.cast %R_saved : tensor<3x2x2xf32> to tensor<3x2x2xf32>"], [3, 2, 2], saved)
+# step.stack_over (--step-sink-layer-updates): a stacked result written over the `over` operand
+# it is computed from (u[i] = w[i] * h_in[i]), read back from the carried tensor in the loop.
+def update_ref():
+    h = [Hr.data[0:2], Hr.data[2:4]]
+    u = [None] * 3
+    for it in range(2, -1, -1):
+        w = [[Wr.at([it, k, j]) for j in range(2)] for k in range(2)]
+        u[it] = [w[i][j] * h[i][j] for i in range(2) for j in range(2)]
+        h = [[math.tanh(sum(h[i][k] * w[k][j] for k in range(2)) + Br.at([it, j])) for j in range(2)] for i in range(2)]
+    return T([3, 2, 2], [v for blk in u for v in blk])
+f.case("step.repeat reverse with step.stack_over: the update written over its operand",
+       [f"%R_h, %R_u = step.repeat \"layer\" 3 (%R_a = %h0 : {t22}) over (%R_w = %ws : tensor<3x2x2xf32>, %R_b = %bs : tensor<3x2xf32>) reverse attributes {{step.stack_over = array<i64: 0>}} {{",
+        f"  %R_m = step.matmul %R_a, %R_w : {t22}, {t22}",
+        f"  %R_p = step.add %R_m, %R_b : {t22}, tensor<2xf32>",
+        f"  %R_t = step.tanh %R_p : {t22}",
+        f"  %R_v = step.mul %R_w, %R_a : {t22}, {t22}",
+        f"  step.yield %R_t, %R_v : {t22}, {t22}",
+        "}",
+        "%R = tensor.cast %R_u : tensor<3x2x2xf32> to tensor<3x2x2xf32>"], [3, 2, 2], update_ref())
 f.const("z", T([2, 2], [0.0] * 4))
 f.write()
 

@@ -132,6 +132,17 @@ func.func @main() {
   %r16 = tensor.cast %r16_saved : tensor<3x2x2xf32> to tensor<3x2x2xf32>
   %u16 = tensor.cast %r16 : tensor<3x2x2xf32> to tensor<*xf32>
   call @printMemrefF32(%u16) : (tensor<*xf32>) -> ()
+  // step.repeat reverse with step.stack_over: the update written over its operand
+  %r17_h, %r17_u = step.repeat "layer" 3 (%r17_a = %h0 : tensor<2x2xf32>) over (%r17_w = %ws : tensor<3x2x2xf32>, %r17_b = %bs : tensor<3x2xf32>) reverse attributes {step.stack_over = array<i64: 0>} {
+    %r17_m = step.matmul %r17_a, %r17_w : tensor<2x2xf32>, tensor<2x2xf32>
+    %r17_p = step.add %r17_m, %r17_b : tensor<2x2xf32>, tensor<2xf32>
+    %r17_t = step.tanh %r17_p : tensor<2x2xf32>
+    %r17_v = step.mul %r17_w, %r17_a : tensor<2x2xf32>, tensor<2x2xf32>
+    step.yield %r17_t, %r17_v : tensor<2x2xf32>, tensor<2x2xf32>
+  }
+  %r17 = tensor.cast %r17_u : tensor<3x2x2xf32> to tensor<3x2x2xf32>
+  %u17 = tensor.cast %r17 : tensor<3x2x2xf32> to tensor<*xf32>
+  call @printMemrefF32(%u17) : (tensor<*xf32>) -> ()
   return
 }
 
@@ -233,3 +244,11 @@ func.func @main() {
 // CHECK-NEXT: [0.809301,    0.833655]],
 // CHECK-NEXT: {{\[\[}}0.5,    -1],
 // CHECK-NEXT: [1.5,    0.25]]]
+// step.repeat reverse with step.stack_over: the update written over its operand
+// CHECK: rank = 3 offset = {{[0-9]+}} sizes = [3, 2, 2] strides = {{\[[0-9, ]*\]}} data =
+// CHECK-NEXT: {{\[\[}}[0.121512,    -0.0837397],
+// CHECK-NEXT: [0.270603,    -0.749243]],
+// CHECK-NEXT: {{\[\[}}0.398422,    0.0421899],
+// CHECK-NEXT: [-0.32372,    0.750289]],
+// CHECK-NEXT: {{\[\[}}0.6,    -0.5],
+// CHECK-NEXT: [-1.05,    0.05]]]
