@@ -141,7 +141,8 @@ class Streamer {
               step::TanhOp, step::SigmoidOp, step::ReluOp, step::SiluOp, step::ErfOp, step::SinOp,
               step::CosOp, step::GeluOp, step::LeakyReluOp, step::PowOp, step::AddOp, step::SubOp,
               step::MulOp, step::DivOp, step::MaxOp, step::MinOp, step::CompareOp, step::SelectOp,
-              step::CastOp>([&](mlir::Operation *) { return emitElementwise(op, b, map); })
+              step::CastOp, step::QuantizeOp, step::ExactScaleOp>(
+            [&](mlir::Operation *) { return emitElementwise(op, b, map); })
         .Case<step::SumOp, step::MeanOp, step::ReduceMaxOp>(
             [&](mlir::Operation *) { return emitReduction(op, b, map); })
         .Case<step::MatmulOp, step::BatchMatmulOp>(
@@ -408,6 +409,22 @@ class Streamer {
     llvm::SmallVector<mlir::Value> inits, xs;
     for (mlir::Value v : repeat.getInits()) inits.push_back(map.lookupOrDefault(v));
     for (mlir::Value v : repeat.getXs()) xs.push_back(map.lookupOrDefault(v));
+    // Exact streams' information buffers (ForwardClone) start as zeros of their stream's
+    // shape, one per element: for one position, zeros of the stream's one-position shape.
+    for (mlir::Value &init : inits) {
+      auto constant = init.getDefiningOp<step::ConstantOp>();
+      auto dense = constant ? llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue()) : nullptr;
+      if (axisOf(init) || !dense || !dense.isSplat()) continue;
+      mlir::Value stream;
+      for (mlir::Value v : repeat.getInits())
+        if (mlir::Value mapped = map.lookupOrDefault(v);
+            axisOf(mapped) && ad::shapeOf(v) == ad::shapeOf(init))
+          stream = mapped;
+      if (!stream) continue;
+      auto type = mlir::RankedTensorType::get(ad::shapeOf(stream), dense.getElementType());
+      init = b.create<step::ConstantOp>(constant.getLoc(), type, dense.resizeSplat(type));
+      setAxis(init, *axisOf(stream));
+    }
     auto body = std::make_unique<mlir::Block>();
     Scope inner;
     inner.block = body.get();
