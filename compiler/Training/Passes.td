@@ -135,7 +135,16 @@ def SinkLayerUpdates : Pass<"step-sink-layer-updates", "mlir::ModuleOp"> {
     operand it replaces, or -1): the lowering then stacks it into that argument's buffer, which
     --step-update-in-place makes the update's destination. Stacked results nothing uses any
     more are dropped. The layer's gradient is then consumed as it is produced; only the
-    parameters and optimizer state stay parameter-sized. Global-norm clipping and SAM's
+    parameters and optimizer state stay parameter-sized.
+
+    A reversible stack run in segments has a backward that is an outer repeat over the
+    segments around the layers' repeat, and an update that reads each gradient reshaped from
+    `[S, L, ...]` to `[S·L, ...]`: the update is first rewritten on `[S, L, ...]` values (the
+    parameters and state it reads reshaped the same way before the repeat), moved into the
+    outer repeat, and from its body into the layers' repeat, each writing over its own
+    `over` slices.
+
+    Global-norm clipping and SAM's
     perturbation need a norm over every gradient before any update, so their gradients stay
     stacked.
   }];

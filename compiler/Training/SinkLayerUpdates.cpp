@@ -3,7 +3,9 @@
 // Moves the per-layer part of the update into the repeat that produces the layer's gradient
 // (see Passes.td). What may move is decided first, for the whole chain at once: an op moves
 // only with everything it feeds, so that no per-layer value has to be stacked out of the
-// repeat again (that would cost the memory the move saves).
+// repeat again (that would cost the memory the move saves). A segmented stack's update is
+// lifted to the segments' shape first (liftSegments) and moved in two steps, into the
+// segments' repeat and then into the layers' (sinkIntoInner).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Autodiff/Autodiff.h"
@@ -59,13 +61,177 @@ llvm::SmallVector<int64_t> sumAxes(step::SumOp op) {
   return axes;
 }
 
+// The type `t` [S·L, ...] has as [S, L, ...].
+mlir::RankedTensorType splitLeading(mlir::RankedTensorType t, int64_t segments) {
+  llvm::SmallVector<int64_t> shape{segments, t.getDimSize(0) / segments};
+  shape.append(t.getShape().begin() + 1, t.getShape().end());
+  return mlir::RankedTensorType::get(shape, t.getElementType());
+}
+
+// Whether `from` [S, L, ...] and `to` [S·L, ...] are one shape with the leading axes merged.
+bool mergesLeading(mlir::RankedTensorType from, mlir::RankedTensorType to) {
+  return from && to && from.getRank() >= 2 && to.getRank() == from.getRank() - 1 &&
+         from.getDimSize(0) * from.getDimSize(1) == to.getDimSize(0) &&
+         from.getShape().drop_front(2) == to.getShape().drop_front();
+}
+
+// A reversible repeat run in segments (ForwardClone) has a backward that is an outer repeat
+// over the S segments with the layers' repeat inside, and the update reads each gradient as
+// reshape([S, L, ...] -> [S·L, ...]). Rewrites the update's elementwise ops and sums on such
+// values into the same ops on [S, L, ...] values (the parameters and state they read are
+// reshaped before the repeat; a result something else reads is reshaped back), so that the
+// Sinker can move them into the outer repeat, and from its body into the inner one.
+void liftSegments(step::RepeatOp repeat, mlir::DominanceInfo &dominance) {
+  int64_t segments = repeat.getCount();
+  llvm::DenseMap<Value, Value> lifted;  // a [S·L, ...] value -> its [S, L, ...] form
+  llvm::SmallVector<Operation *> roots;
+  int64_t rows = -1;
+  for (Value r : repeat.getStackedResults())
+    for (Operation *user : r.getUsers())
+      if (auto reshape = llvm::dyn_cast<step::ReshapeOp>(user))
+        if (mergesLeading(tensorType(r), tensorType(reshape.getResult())) &&
+            (rows < 0 || rows == tensorType(r).getDimSize(0) * tensorType(r).getDimSize(1))) {
+          rows = tensorType(r).getDimSize(0) * tensorType(r).getDimSize(1);
+          lifted[reshape.getResult()] = r;
+          roots.push_back(reshape);
+        }
+  if (lifted.empty()) return;
+  mlir::OpBuilder b(repeat);
+  llvm::DenseMap<Value, Value> split;  // a [S·L, ...] value from before the repeat -> its reshape
+  auto reshaped = [&](Value v, mlir::RankedTensorType type) -> Value {
+    Value &r = split[v];
+    // The backward's own reshape of a parameter to segments, if it has one: the repeat then
+    // reads and writes the parameter through one value.
+    for (Operation *u : v.getUsers())
+      if (auto existing = llvm::dyn_cast<step::ReshapeOp>(u); !r && existing &&
+          existing.getType() == type && dominance.properlyDominates(existing.getResult(), repeat))
+        r = existing.getResult();
+    if (!r) {
+      mlir::OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(repeat);
+      r = b.create<step::ReshapeOp>(v.getLoc(), type, v, b.getI64ArrayAttr(type.getShape()));
+    }
+    return r;
+  };
+  // The ops to rewrite: elementwise ops and sums on [S·L, ...] values that are gradients of
+  // the stack (the roots above), results of other such ops, or the function's arguments
+  // (parameters and optimizer state: AGC's and the optimizer's reads), and lower-rank values;
+  // then only those connected to a gradient (a [S·L, ...] argument may be another tensor of
+  // that many rows, e.g. a head whose width equals the depth).
+  mlir::Block *entry = repeat->getBlock();
+  auto isArgument = [&](Value v) {
+    auto arg = llvm::dyn_cast<mlir::BlockArgument>(v);
+    auto t = tensorType(v);
+    return arg && arg.getOwner() == entry && t && t.hasStaticShape() && t.getRank() >= 1 &&
+           t.getDimSize(0) == rows;
+  };
+  llvm::SetVector<Operation *> candidates;
+  auto layered = [&](Value v) {  // a root, or a candidate's [S·L, ...] result
+    if (lifted.count(v)) return true;
+    Operation *def = v.getDefiningOp();
+    if (!def || !candidates.contains(def)) return false;
+    auto sum = llvm::dyn_cast<step::SumOp>(def);
+    return !sum || !llvm::is_contained(sumAxes(sum), 0);
+  };
+  for (Operation *op = repeat->getNextNode(); op; op = op->getNextNode()) {
+    if (op->getNumResults() != 1) continue;
+    auto type = tensorType(op->getResult(0));
+    if (!type || !type.hasStaticShape()) continue;
+    if (auto sum = llvm::dyn_cast<step::SumOp>(op)) {
+      Value in = sum.getInput();
+      bool overLayers = llvm::is_contained(sumAxes(sum), 0);
+      if (layered(in) && !(overLayers && sum.getKeepdim()))
+        candidates.insert(op);
+      continue;
+    }
+    if (!isElementwise(op) || type.getRank() == 0 || type.getDimSize(0) != rows) continue;
+    if (llvm::all_of(op->getOperands(), [&](Value v) {
+          auto t = tensorType(v);
+          return layered(v) || isArgument(v) || (t && t.getRank() < type.getRank());
+        }))
+      candidates.insert(op);
+  }
+  llvm::SetVector<Operation *> kept;
+  for (Operation *op : candidates)
+    if (llvm::any_of(op->getOperands(), [&](Value v) { return lifted.count(v) > 0; }))
+      kept.insert(op);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation *op : candidates) {
+      if (kept.contains(op)) continue;
+      bool linked = llvm::any_of(op->getOperands(), [&](Value v) {
+                      Operation *def = v.getDefiningOp();
+                      return def && kept.contains(def);
+                    }) ||
+                    llvm::any_of(op->getUsers(), [&](Operation *u) { return kept.contains(u); });
+      if (linked) changed = kept.insert(op);
+    }
+  }
+  llvm::SmallVector<Operation *> rewritten;
+  for (Operation *op : candidates) {
+    if (!kept.contains(op)) continue;
+    auto type = tensorType(op->getResult(0));
+    b.setInsertionPoint(op);
+    if (auto sum = llvm::dyn_cast<step::SumOp>(op)) {
+      llvm::SmallVector<int64_t> axes = sumAxes(sum), liftedAxes;
+      for (int64_t a : axes) {
+        if (a == 0) liftedAxes.push_back(0);
+        liftedAxes.push_back(a + 1);
+      }
+      auto clone = llvm::cast<step::SumOp>(b.clone(*op));
+      clone->setOperand(0, lifted.lookup(sum.getInput()));
+      clone.setAxesAttr(b.getI64ArrayAttr(liftedAxes));
+      if (llvm::is_contained(axes, 0)) {
+        op->getResult(0).replaceAllUsesWith(clone.getResult());
+      } else {
+        clone.getResult().setType(splitLeading(type, segments));
+        lifted[op->getResult(0)] = clone.getResult();
+      }
+      rewritten.push_back(op);
+      continue;
+    }
+    llvm::SmallVector<Value> operands;
+    for (Value v : op->getOperands()) {
+      if (Value l = lifted.lookup(v)) operands.push_back(l);
+      else if (isArgument(v) && tensorType(v).getRank() == type.getRank())
+        operands.push_back(reshaped(v, splitLeading(tensorType(v), segments)));
+      else operands.push_back(v);
+    }
+    Operation *clone = b.clone(*op);
+    clone->setOperands(operands);
+    clone->getResult(0).setType(splitLeading(type, segments));
+    lifted[op->getResult(0)] = clone->getResult(0);
+    rewritten.push_back(op);
+  }
+  // What still reads a [S·L, ...] value reads the lifted one reshaped back.
+  for (auto [from, to] : lifted) {
+    if (from.use_empty()) continue;
+    if (llvm::all_of(from.getUsers(), [&](Operation *u) { return llvm::is_contained(rewritten, u); }))
+      continue;
+    b.setInsertionPointAfterValue(to);
+    Value back = b.create<step::ReshapeOp>(from.getLoc(), from.getType(), to,
+                                           b.getI64ArrayAttr(tensorType(from).getShape()));
+    from.replaceUsesWithIf(back, [&](mlir::OpOperand &u) {
+      return !llvm::is_contained(rewritten, u.getOwner()) && u.getOwner() != back.getDefiningOp();
+    });
+  }
+  for (Operation *op : llvm::reverse(rewritten))
+    if (op->use_empty()) op->erase();
+  // The gradients' reshapes nothing reads now (they would keep the stacked results alive).
+  for (Operation *root : roots)
+    if (root->use_empty()) root->erase();
+}
+
 class Sinker {
  public:
+  // `updated`: per operand of the terminator of the repeat's block, the block argument it
+  // updates (a parameter or optimizer state, or a slice of one), or -1.
   Sinker(step::RepeatOp repeat, llvm::ArrayRef<int> updated, mlir::DominanceInfo &dominance)
       : repeat(repeat), count(repeat.getCount()), block(repeat->getBlock()), updated(updated),
         dominance(dominance) {}
 
-  void run();
+  // The new repeat, or null when nothing moved.
+  step::RepeatOp run();
 
  private:
   // How a moved op reads an operand: a per-layer value inside the repeat (its stacked result
@@ -81,6 +247,7 @@ class Sinker {
            r.getResultNumber() >= repeat.getInits().size();
   }
   Use classify(Value v, int64_t rank);
+  Value updateTarget(mlir::OpOperand &use);
   bool hoistable(Value v);
   bool valid(Operation *op);
   void hoist(Value v, llvm::SetVector<Operation *> &ops);
@@ -107,6 +274,35 @@ Sinker::Use Sinker::classify(Value v, int64_t rank) {
   if (t.getRank() < rank)
     return dominance.properlyDominates(v, repeat) || hoistable(v) ? Use::kCapture : Use::kInvalid;
   return Use::kInvalid;
+}
+
+// The value a use of a moved op's result updates (the stacked result is written over it), or
+// null: the terminator's operand of a block argument of that type, or such an operand that is
+// the result reshaped from [S, L, ...] to the argument's [S·L, ...] (liftSegments), where the
+// argument's reshape to [S, L, ...] is computed before the repeat.
+Value Sinker::updateTarget(mlir::OpOperand &use) {
+  Operation *user = use.getOwner();
+  Operation *terminator = block->getTerminator();
+  auto argumentOf = [&](mlir::OpOperand &u) -> Value {
+    if (u.getOwner() != terminator || updated[u.getOperandNumber()] < 0) return nullptr;
+    return block->getArgument(updated[u.getOperandNumber()]);
+  };
+  Value type = use.get();
+  if (user == terminator) {
+    Value arg = argumentOf(use);
+    return arg && arg.getType() == type.getType() ? arg : nullptr;
+  }
+  auto reshape = llvm::dyn_cast<step::ReshapeOp>(user);
+  if (!reshape || !reshape.getResult().hasOneUse()) return nullptr;
+  Value arg = argumentOf(*reshape.getResult().getUses().begin());
+  if (!arg || arg.getType() != reshape.getType() ||
+      !mergesLeading(tensorType(type), tensorType(arg)))
+    return nullptr;
+  for (Operation *u : arg.getUsers())
+    if (auto split = llvm::dyn_cast<step::ReshapeOp>(u))
+      if (split.getType() == type.getType() && dominance.properlyDominates(split.getResult(), repeat))
+        return split.getResult();
+  return nullptr;
 }
 
 // Whether `v`, defined after the repeat in its block, is small, pure and independent of it.
@@ -139,24 +335,16 @@ void Sinker::hoist(Value v, llvm::SetVector<Operation *> &ops) {
 bool Sinker::valid(Operation *op) {
   Kind kind = moved.lookup(op);
   Value result = op->getResult(0);
-  auto type = tensorType(result);
   if (kind == Kind::kSum)
     return classify(op->getOperand(0), tensorType(op->getOperand(0)).getRank()) == Use::kLayer;
   for (Value operand : op->getOperands())
     if (classify(operand, readRank(op)) == Use::kInvalid) return false;
-  for (mlir::OpOperand &use : result.getUses()) {
-    Operation *user = use.getOwner();
-    if (moved.count(user)) continue;
-    if (!llvm::isa<mlir::func::ReturnOp>(user) || user->getBlock() != block) return false;
-    int arg = updated[use.getOperandNumber()];
-    if (arg < 0) return false;
-    Value argument = block->getArgument(arg);
-    if (argument.getType() != type) return false;
-  }
+  for (mlir::OpOperand &use : result.getUses())
+    if (!moved.count(use.getOwner()) && !updateTarget(use)) return false;
   return true;
 }
 
-void Sinker::run() {
+step::RepeatOp Sinker::run() {
   // Candidates in order, each reading the repeat's stacked results or earlier candidates.
   for (Operation *op = repeat->getNextNode(); op; op = op->getNextNode()) {
     if (op->getNumResults() != 1) continue;
@@ -189,12 +377,13 @@ void Sinker::run() {
       changed = true;
     }
   }
+  auto leaves = [&](Operation *op) {  // a moved op's result used outside: an update
+    return llvm::any_of(op->getUsers(), [&](Operation *u) { return !moved.count(u); });
+  };
   bool useful = llvm::any_of(moved, [&](auto &entry) {
-    return entry.second == Kind::kSum ||
-           llvm::any_of(entry.first->getUsers(),
-                        [](Operation *u) { return llvm::isa<mlir::func::ReturnOp>(u); });
+    return entry.second == Kind::kSum || leaves(entry.first);
   });
-  if (!useful) return;
+  if (!useful) return nullptr;
 
   // Small independent values the moved ops read go before the repeat, in their order.
   llvm::SetVector<Operation *> hoisted;
@@ -229,8 +418,7 @@ void Sinker::run() {
     for (Value operand : op->getOperands())
       if (classify(operand, readRank(op)) == Use::kOver)
         overIndex(operand);
-    if (llvm::any_of(op->getUsers(), [](Operation *u) { return llvm::isa<mlir::func::ReturnOp>(u); }))
-      returned.push_back(op);
+    if (leaves(op)) returned.push_back(op);
   }
   llvm::SmallVector<int64_t> stackOver;
   auto oldStackOver = repeat->getAttrOfType<mlir::DenseI64ArrayAttr>("step.stack_over");
@@ -242,10 +430,10 @@ void Sinker::run() {
     stackOver.push_back(oldStackOver ? oldStackOver[s] : -1);
   }
   for (Operation *op : returned) {
-    mlir::OpOperand &use = *llvm::find_if(op->getResult(0).getUses(), [](mlir::OpOperand &u) {
-      return llvm::isa<mlir::func::ReturnOp>(u.getOwner());
+    mlir::OpOperand &use = *llvm::find_if(op->getResult(0).getUses(), [&](mlir::OpOperand &u) {
+      return !moved.count(u.getOwner());
     });
-    stackOver.push_back(overIndex(block->getArgument(updated[use.getOperandNumber()])));
+    stackOver.push_back(overIndex(updateTarget(use)));
   }
   llvm::SmallVector<mlir::Type> types;
   for (Value v : inits) types.push_back(v.getType());
@@ -319,12 +507,30 @@ void Sinker::run() {
   for (auto [k, op] : llvm::enumerate(returned))
     op->getResult(0).replaceUsesWithIf(
         next.getResult(firstStacked + keptStacked.size() + k),
-        [](mlir::OpOperand &u) { return llvm::isa<mlir::func::ReturnOp>(u.getOwner()); });
+        [&](mlir::OpOperand &u) { return !moved.count(u.getOwner()); });
   llvm::SmallVector<Operation *> order;
   for (auto &entry : moved) order.push_back(entry.first);
   for (Operation *op : llvm::reverse(order)) op->erase();
   repeat->erase();
   ad::eraseDeadStepOps(next.getBody());
+  return next;
+}
+
+// Segments: the updates moved into the outer repeat run on each segment's [L, ...] slices,
+// written over the slices of the `over` operands `step.stack_over` names; from there they move
+// on into the layers' repeat in its body.
+void sinkIntoInner(mlir::func::FuncOp fn, step::RepeatOp outer) {
+  auto stackOver = outer->getAttrOfType<mlir::DenseI64ArrayAttr>("step.stack_over");
+  if (!stackOver) return;
+  mlir::Block &body = outer.getBody().front();
+  size_t numCarried = outer.getInits().size();
+  llvm::SmallVector<int> updated(body.getTerminator()->getNumOperands(), -1);
+  for (auto [s, j] : llvm::enumerate(stackOver.asArrayRef()))
+    if (j >= 0) updated[numCarried + s] = static_cast<int>(numCarried + j);
+  for (step::RepeatOp inner : llvm::to_vector(body.getOps<step::RepeatOp>())) {
+    mlir::DominanceInfo dominance(fn);
+    Sinker(inner, updated, dominance).run();
+  }
 }
 
 struct SinkLayerUpdatesPass : impl::SinkLayerUpdatesBase<SinkLayerUpdatesPass> {
@@ -334,8 +540,13 @@ struct SinkLayerUpdatesPass : impl::SinkLayerUpdatesBase<SinkLayerUpdatesPass> {
       llvm::SmallVector<int> updated = updatedArguments(fn);
       auto repeats = llvm::to_vector(fn.getBody().front().getOps<step::RepeatOp>());
       for (step::RepeatOp repeat : repeats) {
+        {
+          mlir::DominanceInfo dominance(fn);
+          liftSegments(repeat, dominance);
+        }
         mlir::DominanceInfo dominance(fn);
-        Sinker(repeat, updated, dominance).run();
+        step::RepeatOp outer = Sinker(repeat, updated, dominance).run();
+        if (outer) sinkIntoInner(fn, outer);
       }
     }
   }

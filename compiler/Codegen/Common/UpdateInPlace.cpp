@@ -59,6 +59,40 @@ void untieDestinations(mlir::func::FuncOp fn) {
   for (mlir::linalg::FillOp fill : fills) split(fill);
 }
 
+// Whether `value` is computed in a loop over `dest` (--step-sink-layer-updates): a loop result
+// that starts from `dest` (or from its reshape, the result reshaped back: a segmented stack)
+// and whose iterations insert each slice, computed by a kernel (whose output is untied, to
+// become the slice) or by an inner loop over that slice.
+bool updatedByLoop(mlir::Value value, mlir::Value dest) {
+  if (auto collapse = value.getDefiningOp<mlir::tensor::CollapseShapeOp>()) {
+    auto loop = collapse.getSrc().getDefiningOp<mlir::scf::ForOp>();
+    if (!loop) return false;
+    unsigned r = llvm::cast<mlir::OpResult>(collapse.getSrc()).getResultNumber();
+    auto expand = loop.getInitArgs()[r].getDefiningOp<mlir::tensor::ExpandShapeOp>();
+    if (!expand || expand.getSrc() != dest ||
+        expand.getReassociationIndices() != collapse.getReassociationIndices())
+      return false;
+    return updatedByLoop(collapse.getSrc(), expand.getResult());
+  }
+  auto loop = value.getDefiningOp<mlir::scf::ForOp>();
+  if (!loop) return false;
+  unsigned r = llvm::cast<mlir::OpResult>(value).getResultNumber();
+  if (loop.getInitArgs()[r] != dest) return false;
+  auto yield = llvm::cast<mlir::scf::YieldOp>(loop.getBody()->getTerminator());
+  auto insert = yield.getOperand(r).getDefiningOp<mlir::tensor::InsertSliceOp>();
+  if (!insert) return true;
+  mlir::Value slice = insert.getSource();
+  if (auto inner = slice.getDefiningOp<mlir::scf::ForOp>()) {
+    unsigned ir = llvm::cast<mlir::OpResult>(slice).getResultNumber();
+    auto extract = inner.getInitArgs()[ir].getDefiningOp<mlir::tensor::ExtractSliceOp>();
+    if (extract && extract.getSource() == loop.getRegionIterArgs()[r] &&
+        updatedByLoop(slice, extract.getResult()))
+      return true;
+  }
+  untieOutput(slice);
+  return true;
+}
+
 struct UpdateInPlacePass : impl::UpdateInPlaceBase<UpdateInPlacePass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
@@ -89,15 +123,9 @@ struct UpdateInPlacePass : impl::UpdateInPlaceBase<UpdateInPlacePass> {
       // --eliminate-empty-tensors then replaces by the argument. An update computed layer by
       // layer in a loop over the argument (--step-sink-layer-updates) is inserted slice by
       // slice: each slice's kernel gets its own output, which becomes the argument's slice.
-      if (auto loop = value.getDefiningOp<mlir::scf::ForOp>()) {
-        unsigned r = llvm::cast<mlir::OpResult>(value).getResultNumber();
-        auto yield = llvm::cast<mlir::scf::YieldOp>(loop.getBody()->getTerminator());
-        if (loop.getInitArgs()[r] == dest) {
-          if (auto insert = yield.getOperand(r).getDefiningOp<mlir::tensor::InsertSliceOp>())
-            untieOutput(insert.getSource());
-          tied = true;
-          continue;
-        }
+      if (updatedByLoop(value, dest)) {
+        tied = true;
+        continue;
       }
       ret.setOperand(i, tieToDestination(b, ret.getLoc(), value, dest));
       tied = true;

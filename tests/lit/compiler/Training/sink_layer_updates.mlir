@@ -101,3 +101,57 @@ func.func @train_step(%w: tensor<4x2x3xf32> {step.name = "w", step.role = "param
   %new = step.sub %w, %scaled : tensor<4x2x3xf32>, tensor<4x2x3xf32> -> tensor<4x2x3xf32>
   return %new, %r#1 : tensor<4x2x3xf32>, tensor<4x2x3xf32>
 }
+
+// -----
+
+// Tests a segmented stack (ForwardClone's segments of a reversible repeat): the backward is an
+// outer repeat over 2 segments around the layers' repeat, and the update reads the gradient
+// reshaped from [2, 2, 3] to [4, 3]. The update is rewritten on [2, 2, 3] values (the
+// parameter and momentum reshaped before the repeat), moved into the outer repeat and from
+// there into the inner one: each level writes over its own `over` slices, the norm's sum is
+// carried at both levels, and no reshape of the gradient is left.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%[[W:[^:]+]]: tensor<4x3xf32> {{.*}}, %[[M:[^:]+]]: tensor<4x3xf32>
+// CHECK: %[[WS:.+]] = step.reshape %[[W]] {shape = [2, 2, 3]}
+// CHECK: %[[MS:.+]] = step.reshape %[[M]] {shape = [2, 2, 3]}
+// CHECK: %[[R:.+]]:4 = step.repeat "cell_segments_grad" 2 ({{.*}}, %[[ACC:[^ ]+]] = %{{.+}} : tensor<f32>) over (%[[WSEG:[^ ]+]] = %[[WS]] : tensor<2x2x3xf32>, %[[MSEG:[^ ]+]] = %[[MS]] : tensor<2x2x3xf32>) reverse attributes {step.stack_over = array<i64: 1, 0>}
+// CHECK: %[[I:.+]]:4 = step.repeat "cell_grad" 2 ({{.*}}, %[[IACC:[^ ]+]] = %{{.+}} : tensor<f32>) over (%[[WI:[^ ]+]] = %[[WSEG]] : tensor<2x3xf32>, %[[MI:[^ ]+]] = %[[MSEG]] : tensor<2x3xf32>) reverse attributes {step.stack_over = array<i64: 1, 0>}
+// CHECK: %[[G:.+]] = step.mul %{{.+}}, %[[WI]] : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+// CHECK: step.add %[[IACC]], %{{.+}} : tensor<f32>, tensor<f32> -> tensor<f32>
+// CHECK: %[[WN:.+]] = step.sum %{{.+}} {axes = [0], keepdim} : tensor<3xf32> -> tensor<1xf32>
+// CHECK: %[[BUF:.+]] = step.add %{{.+}}, %[[G]] : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+// CHECK: %[[NEW:.+]] = step.sub %[[WI]], %{{.+}} : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+// CHECK-NEXT: step.yield %[[G]], %{{.+}}, %[[BUF]], %[[NEW]] : tensor<3xf32>, tensor<f32>, tensor<3xf32>, tensor<3xf32>
+// CHECK: %[[ACC2:.+]] = step.add %[[ACC]], %[[I]]#1
+// CHECK-NEXT: step.yield %[[I]]#0, %[[ACC2]], %[[I]]#2, %[[I]]#3 : tensor<3xf32>, tensor<f32>, tensor<2x3xf32>, tensor<2x3xf32>
+// CHECK: %[[NORM:.+]] = step.sqrt %[[R]]#1
+// CHECK-NEXT: %[[MNEW:.+]] = step.reshape %[[R]]#2 {shape = [4, 3]}
+// CHECK-NEXT: %[[WNEW:.+]] = step.reshape %[[R]]#3 {shape = [4, 3]}
+// CHECK-NEXT: return %[[WNEW]], %[[MNEW]], %[[NORM]]
+func.func @train_step(%w: tensor<4x3xf32> {step.name = "w", step.role = "param"},
+                      %m: tensor<4x3xf32> {step.name = "w", step.role = "state", step.slot = "momentum"},
+                      %dy: tensor<3xf32>)
+    -> (tensor<4x3xf32> {step.name = "w", step.role = "param"},
+        tensor<4x3xf32> {step.name = "w", step.role = "state", step.slot = "momentum"},
+        tensor<f32> {step.name = "grad_norm", step.role = "metric"}) {
+  %ws = step.reshape %w {shape = [2, 2, 3]} : tensor<4x3xf32> -> tensor<2x2x3xf32>
+  %r:2 = step.repeat "cell_segments_grad" 2 (%dh = %dy : tensor<3xf32>) over (%wseg = %ws : tensor<2x2x3xf32>) reverse {
+    %i:2 = step.repeat "cell_grad" 2 (%dl = %dh : tensor<3xf32>) over (%wi = %wseg : tensor<2x3xf32>) reverse {
+      %g = step.mul %dl, %wi : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+      step.yield %g, %g : tensor<3xf32>, tensor<3xf32>
+    }
+    step.yield %i#0, %i#1 : tensor<3xf32>, tensor<2x3xf32>
+  }
+  %grad = step.reshape %r#1 {shape = [4, 3]} : tensor<2x2x3xf32> -> tensor<4x3xf32>
+  %sq = step.mul %grad, %grad : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  %ss = step.sum %sq {axes = [0, 1]} : tensor<4x3xf32> -> tensor<f32>
+  %norm = step.sqrt %ss : tensor<f32> -> tensor<f32>
+  %wsq = step.mul %w, %w : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  %wn = step.sum %wsq {axes = [1], keepdim} : tensor<4x3xf32> -> tensor<4x1xf32>
+  %beta = step.constant {value = dense<9.000000e-01> : tensor<f32>}
+  %mom = step.mul %m, %beta : tensor<4x3xf32>, tensor<f32> -> tensor<4x3xf32>
+  %buf = step.add %mom, %grad : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  %step = step.mul %wn, %buf : tensor<4x1xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  %new = step.sub %w, %step : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  return %new, %buf, %norm : tensor<4x3xf32>, tensor<4x3xf32>, tensor<f32>
+}
