@@ -72,8 +72,8 @@ void buildKernels(mlir::OpPassManager &pm) {
 
 // Params and state are updated in place (their results tied to their arguments, then dropped
 // as equivalent; an update stacked layer by layer over its argument in a loop is the loop's
-// result, which canonicalization folds to the argument once bufferized). Function arguments bufferize to identity-layout memrefs so that the
-// bare-pointer calling convention applies; the other results become out-parameters the caller
+// result, which canonicalization folds to the argument once bufferized). Function arguments
+// bufferize to identity-layout memrefs so that the bare-pointer calling convention applies; the other results become out-parameters the caller
 // owns, and statically shaped result allocations are replaced by the out-parameter itself (no
 // copy at the end). Fills sink to their first use so a GEMM overwrites instead of
 // accumulating; kernels are outlined, the buffers the module's step.offload names are

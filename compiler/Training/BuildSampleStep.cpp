@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Autodiff/GradBuilder.h"
+#include "compiler/Training/Elementwise.h"
 #include "compiler/Training/NextTokenForward.h"
 #include "compiler/Training/Passes.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -136,13 +137,10 @@ class Streamer {
       b.clone(op, map);
       return mlir::success();
     }
+    // (Exact streams' quantize and exact_scale act on each element alone too.)
+    if (isElementwise(&op) || llvm::isa<step::QuantizeOp, step::ExactScaleOp>(op))
+      return emitElementwise(op, b, map);
     return llvm::TypeSwitch<mlir::Operation *, mlir::LogicalResult>(&op)
-        .Case<step::NegOp, step::AbsOp, step::ExpOp, step::LogOp, step::SqrtOp, step::RsqrtOp,
-              step::TanhOp, step::SigmoidOp, step::ReluOp, step::SiluOp, step::ErfOp, step::SinOp,
-              step::CosOp, step::GeluOp, step::LeakyReluOp, step::PowOp, step::AddOp, step::SubOp,
-              step::MulOp, step::DivOp, step::MaxOp, step::MinOp, step::CompareOp, step::SelectOp,
-              step::CastOp, step::QuantizeOp, step::ExactScaleOp>(
-            [&](mlir::Operation *) { return emitElementwise(op, b, map); })
         .Case<step::SumOp, step::MeanOp, step::ReduceMaxOp>(
             [&](mlir::Operation *) { return emitReduction(op, b, map); })
         .Case<step::MatmulOp, step::BatchMatmulOp>(

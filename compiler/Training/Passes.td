@@ -144,9 +144,8 @@ def SinkLayerUpdates : Pass<"step-sink-layer-updates", "mlir::ModuleOp"> {
     outer repeat, and from its body into the layers' repeat, each writing over its own
     `over` slices.
 
-    Global-norm clipping and SAM's
-    perturbation need a norm over every gradient before any update, so their gradients stay
-    stacked.
+    Global-norm clipping and SAM's perturbation need a norm over every gradient before any
+    update, so their gradients stay stacked.
   }];
   let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
 }

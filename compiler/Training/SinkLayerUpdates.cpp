@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Autodiff/Autodiff.h"
 #include "compiler/Autodiff/GradBuilder.h"
+#include "compiler/Training/Elementwise.h"
 #include "compiler/Training/Passes.h"
 #include "compiler/Training/UpdatedArguments.h"
 #include "mlir/IR/Dominance.h"
@@ -28,14 +29,6 @@ using mlir::Value;
 // Values at most this large that a moved op reads and that do not depend on the repeat are
 // computed before it: scalars such as the learning rate and Adam's bias corrections.
 constexpr int64_t kHoistElements = 4096;
-
-bool isElementwise(Operation *op) {
-  return llvm::isa<step::NegOp, step::AbsOp, step::ExpOp, step::LogOp, step::SqrtOp,
-                   step::RsqrtOp, step::TanhOp, step::SigmoidOp, step::ReluOp, step::SiluOp,
-                   step::ErfOp, step::SinOp, step::CosOp, step::GeluOp, step::LeakyReluOp,
-                   step::PowOp, step::AddOp, step::SubOp, step::MulOp, step::DivOp, step::MaxOp,
-                   step::MinOp, step::CompareOp, step::SelectOp, step::CastOp>(op);
-}
 
 mlir::RankedTensorType tensorType(Value v) {
   return llvm::dyn_cast<mlir::RankedTensorType>(v.getType());
@@ -75,6 +68,16 @@ bool mergesLeading(mlir::RankedTensorType from, mlir::RankedTensorType to) {
          from.getShape().drop_front(2) == to.getShape().drop_front();
 }
 
+// A reshape of `v` to `type` computed before `repeat`, or null.
+Value reshapeBefore(Value v, mlir::Type type, step::RepeatOp repeat,
+                    mlir::DominanceInfo &dominance) {
+  for (Operation *u : v.getUsers())
+    if (auto reshape = llvm::dyn_cast<step::ReshapeOp>(u))
+      if (reshape.getType() == type && dominance.properlyDominates(reshape.getResult(), repeat))
+        return reshape.getResult();
+  return nullptr;
+}
+
 // A reversible repeat run in segments (ForwardClone) has a backward that is an outer repeat
 // over the S segments with the layers' repeat inside, and the update reads each gradient as
 // reshape([S, L, ...] -> [S·L, ...]). Rewrites the update's elementwise ops and sums on such
@@ -97,21 +100,13 @@ void liftSegments(step::RepeatOp repeat, mlir::DominanceInfo &dominance) {
         }
   if (lifted.empty()) return;
   mlir::OpBuilder b(repeat);
-  llvm::DenseMap<Value, Value> split;  // a [S·L, ...] value from before the repeat -> its reshape
+  // The backward's own reshape of a parameter to segments, if it has one: the repeat then
+  // reads and writes the parameter through one value.
   auto reshaped = [&](Value v, mlir::RankedTensorType type) -> Value {
-    Value &r = split[v];
-    // The backward's own reshape of a parameter to segments, if it has one: the repeat then
-    // reads and writes the parameter through one value.
-    for (Operation *u : v.getUsers())
-      if (auto existing = llvm::dyn_cast<step::ReshapeOp>(u); !r && existing &&
-          existing.getType() == type && dominance.properlyDominates(existing.getResult(), repeat))
-        r = existing.getResult();
-    if (!r) {
-      mlir::OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(repeat);
-      r = b.create<step::ReshapeOp>(v.getLoc(), type, v, b.getI64ArrayAttr(type.getShape()));
-    }
-    return r;
+    if (Value r = reshapeBefore(v, type, repeat, dominance)) return r;
+    mlir::OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(repeat);
+    return b.create<step::ReshapeOp>(v.getLoc(), type, v, b.getI64ArrayAttr(type.getShape()));
   };
   // The ops to rewrite: elementwise ops and sums on [S·L, ...] values that are gradients of
   // the stack (the roots above), results of other such ops, or the function's arguments
@@ -205,14 +200,12 @@ void liftSegments(step::RepeatOp repeat, mlir::DominanceInfo &dominance) {
   }
   // What still reads a [S·L, ...] value reads the lifted one reshaped back.
   for (auto [from, to] : lifted) {
-    if (from.use_empty()) continue;
-    if (llvm::all_of(from.getUsers(), [&](Operation *u) { return llvm::is_contained(rewritten, u); }))
-      continue;
+    if (llvm::all_of(from.getUsers(), [&](Operation *u) { return kept.contains(u); })) continue;
     b.setInsertionPointAfterValue(to);
     Value back = b.create<step::ReshapeOp>(from.getLoc(), from.getType(), to,
                                            b.getI64ArrayAttr(tensorType(from).getShape()));
     from.replaceUsesWithIf(back, [&](mlir::OpOperand &u) {
-      return !llvm::is_contained(rewritten, u.getOwner()) && u.getOwner() != back.getDefiningOp();
+      return !kept.contains(u.getOwner()) && u.getOwner() != back.getDefiningOp();
     });
   }
   for (Operation *op : llvm::reverse(rewritten))
@@ -287,22 +280,18 @@ Value Sinker::updateTarget(mlir::OpOperand &use) {
     if (u.getOwner() != terminator || updated[u.getOperandNumber()] < 0) return nullptr;
     return block->getArgument(updated[u.getOperandNumber()]);
   };
-  Value type = use.get();
+  Value value = use.get();
   if (user == terminator) {
     Value arg = argumentOf(use);
-    return arg && arg.getType() == type.getType() ? arg : nullptr;
+    return arg && arg.getType() == value.getType() ? arg : nullptr;
   }
   auto reshape = llvm::dyn_cast<step::ReshapeOp>(user);
   if (!reshape || !reshape.getResult().hasOneUse()) return nullptr;
   Value arg = argumentOf(*reshape.getResult().getUses().begin());
   if (!arg || arg.getType() != reshape.getType() ||
-      !mergesLeading(tensorType(type), tensorType(arg)))
+      !mergesLeading(tensorType(value), tensorType(arg)))
     return nullptr;
-  for (Operation *u : arg.getUsers())
-    if (auto split = llvm::dyn_cast<step::ReshapeOp>(u))
-      if (split.getType() == type.getType() && dominance.properlyDominates(split.getResult(), repeat))
-        return split.getResult();
-  return nullptr;
+  return reshapeBefore(arg, value.getType(), repeat, dominance);
 }
 
 // Whether `v`, defined after the repeat in its block, is small, pure and independent of it.
