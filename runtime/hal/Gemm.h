@@ -43,19 +43,29 @@ using Bf16 = uint16_t;
 /// One GEMM operand as BLAS sees it: a row-major matrix with leading dimension ld, possibly
 /// transposed. A view [R, C] with strides (s0, 1) is row-major R x C (ld s0); with strides
 /// (1, s1) it is the transpose of a row-major C x R (ld s1). ok is false for a view with no
-/// unit stride. Shared by the OpenBLAS and cuBLASLt implementations.
+/// unit stride. `overlapping`: the stored rows overlap (ld below the row length, e.g. a
+/// convolution's window over a sequence, row r = elements r·Cin .. r·Cin + K·Cin - 1, or a
+/// broadcast with ld 0); BLAS rejects such an ld, so the CPU packs blocks of it first and
+/// cuBLASLt refuses it. Shared by the OpenBLAS/oneDNN and cuBLASLt implementations.
 struct Operand {
   const float *data;
   int64_t ld;
   bool transposed;
   bool ok;
+  bool overlapping = false;
 };
 
 inline Operand operand(const float *data, const int64_t *sizes, const int64_t *strides,
                        bool trans) {
   int64_t r = sizes[0], c = sizes[1];
-  if (strides[1] == 1 || c == 1) return {data, std::max<int64_t>(r == 1 ? c : strides[0], c), trans, true};
-  if (strides[0] == 1 || r == 1) return {data, std::max<int64_t>(c == 1 ? r : strides[1], r), !trans, true};
+  if (strides[1] == 1 || c == 1) {
+    if (r > 1 && c > 1 && strides[0] < c) return {data, strides[0], trans, true, true};
+    return {data, std::max<int64_t>(r == 1 ? c : strides[0], c), trans, true};
+  }
+  if (strides[0] == 1 || r == 1) {
+    if (c > 1 && r > 1 && strides[1] < r) return {data, strides[1], !trans, true, true};
+    return {data, std::max<int64_t>(c == 1 ? r : strides[1], r), !trans, true};
+  }
   return {data, 0, trans, false};
 }
 

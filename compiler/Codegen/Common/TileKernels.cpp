@@ -6,7 +6,9 @@
 // the iterations in chunks on the runtime's threads (--step-parallelize-kernels).
 //
 // Only the leading parallel dimensions are tiled, so a tile still does whole reductions (a
-// row of a norm, a column of a scan) and the iterations never write the same element. Tile
+// row of a norm, a column of a scan) and the iterations never write the same element. The
+// tiled ones end at a dimension some operand reads through an index linalg's tiling cannot
+// slice (see `sliceable`). Tile
 // sizes are chosen for about `target-tiles` iterations: outer dimensions with tile size 1
 // until the product of their sizes reaches the target, then the next dimension in chunks,
 // preferring a chunk that divides it (static tile shapes vectorise best). Kernels smaller than
@@ -36,6 +38,32 @@ namespace stepc::codegen {
 
 namespace {
 
+// Whether tiling can slice through `e`: a sum of dims with positive coefficients and no
+// constant term. Linalg's tiling slices each operand at the map of the tile's first index, with
+// the size the map gives the tile's extent, and keeps the map on the slice: a constant term
+// then counts twice, and a decreasing term (K-1-s) or a floordiv starts the slice in the wrong
+// place, a silent out-of-bounds read.
+bool sliceable(mlir::AffineExpr e) {
+  if (llvm::isa<mlir::AffineDimExpr>(e)) return true;
+  auto bin = llvm::dyn_cast<mlir::AffineBinaryOpExpr>(e);
+  if (!bin) return false;
+  if (bin.getKind() == mlir::AffineExprKind::Add)
+    return sliceable(bin.getLHS()) && sliceable(bin.getRHS());
+  if (bin.getKind() == mlir::AffineExprKind::Mul) {
+    auto c = llvm::dyn_cast<mlir::AffineConstantExpr>(bin.getRHS());
+    return c && c.getValue() > 0 && sliceable(bin.getLHS());
+  }
+  return false;
+}
+
+// Whether loop `d` may be tiled: every operand index that depends on it is sliceable.
+bool tileable(mlir::linalg::LinalgOp op, unsigned d) {
+  for (mlir::AffineMap map : op.getIndexingMapsArray())
+    for (mlir::AffineExpr e : map.getResults())
+      if (e.isFunctionOfDim(d) && !sliceable(e)) return false;
+  return true;
+}
+
 // Tile sizes for the leading parallel dimensions of `ranges` (0 = not tiled), or none if the
 // op should stay whole.
 llvm::SmallVector<int64_t> chooseTileSizes(mlir::linalg::LinalgOp op, int64_t targetTiles,
@@ -54,7 +82,7 @@ llvm::SmallVector<int64_t> chooseTileSizes(mlir::linalg::LinalgOp op, int64_t ta
   llvm::SmallVector<int64_t> sizes(ranges.size(), 0);
   int64_t tiles = 1;
   for (size_t d = 0; d < ranges.size(); ++d) {
-    if (iterators[d] != mlir::utils::IteratorType::parallel) break;
+    if (iterators[d] != mlir::utils::IteratorType::parallel || !tileable(op, d)) break;
     int64_t n = ranges[d];
     int64_t want = (targetTiles + tiles - 1) / tiles;  // tiles still wanted from this dim on
     if (n <= want) {

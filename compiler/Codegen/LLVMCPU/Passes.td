@@ -33,4 +33,9 @@ def CheckFinite : Pass<"step-check-finite", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 
+def WindowedGemms : Pass<"step-windowed-gemms", "mlir::ModuleOp"> {
+  let summary = "Turns a convolution's K GEMMs over shifted row windows into one GEMM over the overlapping window view (a K*C-deep reduction)";
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+}
+
 #endif  // STEPC_CODEGEN_LLVMCPU_PASSES_TD

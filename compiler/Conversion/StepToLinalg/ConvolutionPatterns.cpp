@@ -17,11 +17,14 @@
 // no im2col copy: flatten the padded sequence to rows, [B·P, C]; tap k of the convolution is
 // then one contiguous row window, rows [k, k + R) with R = (B-1)·P + T, and
 //   y  rows  = Σ_k X[k : k+R] · w[k]              (B·P-row space; rows t >= T of a batch mix
-//   dx rows  = Σ_k G[K-1-k : K-1-k+R] · w[k]ᵀ       two sequences and are dropped)
+//   dx rows  = Σ_s G[s : s+R] · w[K-1-s]ᵀ           two sequences and are dropped)
 //   dw[k]    = X[k : k+R]ᵀ · G0[0 : R]             (G0: the gradient padded with zeros to P,
 //                                                   so the mixed rows contribute nothing)
 // Each is a 2-D contraction that the backend turns into a library GEMM; the wasted rows are
-// (K-1)/P of the work (4% for K = 11, S = 256). bf16 operands (--precision=bf16) stay bf16:
+// (K-1)/P of the work (4% for K = 11, S = 256). The input gradient's taps are flipped and
+// transposed once (flippedTaps), so that all three read consecutive row windows in the order
+// of consecutive weight rows; on the CPU, --step-windowed-gemms then runs the K GEMMs as one
+// over the overlapping [R, K·C] window (a K·C-deep reduction instead of K C-deep ones). bf16 operands (--precision=bf16) stay bf16:
 // the GEMMs extend them in their bodies and accumulate in f32 (bf16 tensor-core GEMMs on the
 // GPU), and the sum is rounded to the result's type once.
 //
@@ -301,6 +304,33 @@ Value shiftedGemmSum(mlir::OpBuilder &b, mlir::Location loc, Value flat, Value w
       llvm::ArrayRef<mlir::OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1)});
 }
 
+// wf[s, j, i] = w[K-1-s, i, j]: the taps in reverse order, each transposed. The weight is read
+// in the body (tensor.extract at K-1-s), not through an indexing map: kernel tiling slices an
+// operand by its map at the tile's first index, which a decreasing map (K-1-s) gets wrong.
+Value flippedTaps(mlir::OpBuilder &b, mlir::Location loc, Value weight) {
+  auto t = llvm::cast<mlir::RankedTensorType>(weight.getType());
+  int64_t kernel = t.getDimSize(0);
+  auto type = mlir::RankedTensorType::get({kernel, t.getDimSize(2), t.getDimSize(1)},
+                                          t.getElementType());
+  using mlir::utils::IteratorType;
+  return b
+      .create<mlir::linalg::GenericOp>(
+          loc, mlir::TypeRange{type}, mlir::ValueRange{},
+          mlir::ValueRange{emptyTensor(b, loc, type)},
+          llvm::SmallVector<mlir::AffineMap>{b.getMultiDimIdentityMap(3)},
+          llvm::SmallVector<IteratorType>(3, IteratorType::parallel),
+          [&](mlir::OpBuilder &bb, mlir::Location l, mlir::ValueRange) {
+            Value s = bb.create<mlir::linalg::IndexOp>(l, 0);
+            Value j = bb.create<mlir::linalg::IndexOp>(l, 1);
+            Value i = bb.create<mlir::linalg::IndexOp>(l, 2);
+            Value tap = bb.create<mlir::arith::SubIOp>(
+                l, bb.create<mlir::arith::ConstantIndexOp>(l, kernel - 1), s);
+            Value v = bb.create<mlir::tensor::ExtractOp>(l, weight, mlir::ValueRange{tap, i, j});
+            bb.create<mlir::linalg::YieldOp>(l, v);
+          })
+      .getResult(0);
+}
+
 mlir::Type elementOf(mlir::Value v) {
   return llvm::cast<mlir::RankedTensorType>(v.getType()).getElementType();
 }
@@ -361,9 +391,14 @@ struct Conv1dGradInputAsGemms : mlir::OpRewritePattern<step::Conv1dGradInputOp> 
     mlir::Location loc = op.getLoc();
     Value g = padSequence(rw, loc, op.getGrad(), left, right);
     int64_t period = left + outSeq + right;  // = seq + K - 1
-    Value dx = shiftedGemmSum(rw, loc, rows(rw, loc, g), op.getWeight(), out.getDimSize(0),
-                              period, seq, out.getDimSize(2), true,
-                              [&](int64_t k) { return kernel - 1 - k; }, rw.getF32Type());
+    // Shift s of the gradient meets tap K-1-s transposed: with the taps flipped and transposed
+    // once (one weight-sized buffer and a pass over it), shift s meets tap s of a
+    // contiguous [K, Cout, Cin] weight, so the K GEMMs read consecutive row windows against
+    // consecutive weight rows, which the CPU runs as one GEMM over the K·Cout window
+    // (--step-windowed-gemms).
+    Value dx = shiftedGemmSum(rw, loc, rows(rw, loc, g), flippedTaps(rw, loc, op.getWeight()),
+                              out.getDimSize(0), period, seq, out.getDimSize(2), false,
+                              [](int64_t s) { return s; }, rw.getF32Type());
     rw.replaceOp(op, roundResult(rw, loc, dx, out));
     return mlir::success();
   }

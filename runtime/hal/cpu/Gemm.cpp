@@ -8,7 +8,8 @@
 // or =onednn chooses (onednn then fails if the library does not load). oneDNN's OpenMP runtime
 // is held to one thread per call (OMP_NUM_THREADS=1 before it loads): the runtime's own pool
 // runs the blocks. The bits depend on the library, and on nothing else: the blocks are fixed
-// by the shape.
+// by the shape. A convolution's window (--step-windowed-gemms: rows that overlap, ld below the
+// row length, which BLAS rejects) is packed a panel at a time before each library call.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/hal/Gemm.h"
@@ -119,25 +120,83 @@ struct Blas {
   int64_t parts = 1;
 };
 
-// The block C[i0:i1, j0:j1] of `call`.
-void runBlas(const Blas &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-  if (i1 <= i0 || j1 <= j0) return;
-  // Row i of op(A) starts at i·ld (not transposed) or at column i (transposed); likewise
-  // column j of op(B).
-  const float *a = call.A.data + (call.A.transposed ? i0 : i0 * call.A.ld);
-  const float *b = call.B.data + (call.B.transposed ? j0 * call.B.ld : j0);
+// c[m, n] = op(a) · op(b) + beta · c on the chosen library, one thread.
+void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+           const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   if (DnnlSgemm dnnl = library().dnnl) {
-    dnnl(call.A.transposed ? 'T' : 'N', call.B.transposed ? 'T' : 'N', i1 - i0, j1 - j0, call.k,
-         1.0f, a, call.A.ld, b, call.B.ld, call.accumulate ? 1.0f : 0.0f,
-         call.c + i0 * call.ldc + j0, call.ldc);
+    dnnl(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
     return;
   }
-  cblas_sgemm(kRowMajor, call.A.transposed ? kTrans : kNoTrans,
-              call.B.transposed ? kTrans : kNoTrans, static_cast<int>(i1 - i0),
-              static_cast<int>(j1 - j0), static_cast<int>(call.k), 1.0f, a,
-              static_cast<int>(call.A.ld), b, static_cast<int>(call.B.ld),
-              call.accumulate ? 1.0f : 0.0f, call.c + i0 * call.ldc + j0,
-              static_cast<int>(call.ldc));
+  cblas_sgemm(kRowMajor, transA ? kTrans : kNoTrans, transB ? kTrans : kNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+// Rows [i0, i1) x reduction [p0, p1) of op(X) (or [p0, p1) x [j0, j1) for a right operand:
+// `rows` are then the reduction's): where it starts and its ld, packed into `panel` first when
+// X's stored rows overlap. Stored rows are rows of op(X) (not transposed) or its columns.
+struct Panel {
+  const float *data;
+  int64_t ld;
+};
+
+// A thread's packing buffer, always 64-byte aligned: a library's result can depend on where its
+// operands start (oneDNN's kernels take other paths for other alignments), and a block runs on
+// whichever thread takes it, so every thread's panel must start alike for the bits to depend
+// on the shape only.
+class PanelBuffer {
+ public:
+  float *get(size_t floats) {
+    if (floats + 16 > storage_.size()) storage_.resize(floats + 16);
+    auto address = reinterpret_cast<uintptr_t>(storage_.data());
+    return storage_.data() + ((64 - address % 64) % 64) / sizeof(float);
+  }
+
+ private:
+  std::vector<float> storage_;
+};
+
+Panel panelOf(const Operand &x, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+              PanelBuffer &buffer) {
+  // In op(X) coordinates the block is [r0, r1) x [c0, c1); stored, it is that or its transpose.
+  int64_t s0 = x.transposed ? c0 : r0, s1 = x.transposed ? c1 : r1;
+  int64_t t0 = x.transposed ? r0 : c0, t1 = x.transposed ? r1 : c1;
+  if (!x.overlapping) return {x.data + s0 * x.ld + t0, x.ld};
+  int64_t width = t1 - t0;
+  float *panel = buffer.get(static_cast<size_t>((s1 - s0) * width));
+  for (int64_t s = s0; s < s1; ++s)
+    std::memcpy(panel + (s - s0) * width, x.data + s * x.ld + t0,
+                static_cast<size_t>(width) * sizeof(float));
+  return {panel, std::max<int64_t>(width, 1)};
+}
+
+// Packed panels of an overlapping operand are at most this many floats (the A and B panels
+// together), so that they stay in a core's L2 while the library reads them.
+constexpr int64_t kPanelFloats = 128 * 1024;
+
+// The block C[i0:i1, j0:j1] of `call`. An operand whose stored rows overlap (a convolution's
+// window: one GEMM over the K·Cin window instead of K GEMMs of Cin-deep reductions) is copied
+// a panel at a time, the reduction cut into equal chunks of a multiple of 16 that fit
+// kPanelFloats; the chunks accumulate in order, so the bits depend on the shape only.
+void runBlas(const Blas &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  if (i1 <= i0 || j1 <= j0) return;
+  int64_t m = i1 - i0, n = j1 - j0, k = call.k;
+  float *c = call.c + i0 * call.ldc + j0;
+  float beta = call.accumulate ? 1.0f : 0.0f;
+  int64_t kc = k;
+  if (call.A.overlapping || call.B.overlapping) {
+    int64_t perK = (call.A.overlapping ? m : 0) + (call.B.overlapping ? n : 0);
+    int64_t chunks = std::max<int64_t>(1, (k * perK + kPanelFloats - 1) / kPanelFloats);
+    kc = std::min(k, ((k + chunks - 1) / chunks + 15) / 16 * 16);
+  }
+  thread_local PanelBuffer panelA, panelB;
+  for (int64_t p0 = 0; p0 < k; p0 += kc) {
+    int64_t p1 = std::min(k, p0 + kc);
+    Panel a = panelOf(call.A, i0, i1, p0, p1, panelA);
+    Panel b = panelOf(call.B, p0, p1, j0, j1, panelB);
+    sgemm(call.A.transposed, call.B.transposed, m, n, p1 - p0, a.data, a.ld, b.data, b.ld,
+          p0 == 0 ? beta : 1.0f, c, call.ldc);
+  }
 }
 
 // A GEMM big enough to split is always split into the same blocks of rows (or of columns when
