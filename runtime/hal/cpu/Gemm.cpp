@@ -20,6 +20,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -156,6 +158,24 @@ class PanelBuffer {
   std::vector<float> storage_;
 };
 
+// Each thread's panels, owned by one process-wide list; a thread keeps only a pointer to its
+// own (thread-local data with no destructor). With thread_local vectors in the pool's threads,
+// LeakSanitizer's exit-time scan crashed once in CI under --config=asan (thread_pool_test and
+// an executable; not reproduced here), and nothing is freed at a thread's exit this way.
+struct PanelBuffers {
+  PanelBuffer a, b;
+};
+PanelBuffers &threadPanels() {
+  static std::mutex mutex;
+  static std::deque<PanelBuffers> all;  // a deque: growing it moves no element
+  thread_local PanelBuffers *mine = nullptr;
+  if (!mine) {
+    std::lock_guard<std::mutex> lock(mutex);
+    mine = &all.emplace_back();
+  }
+  return *mine;
+}
+
 Panel panelOf(const Operand &x, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
               PanelBuffer &buffer) {
   // In op(X) coordinates the block is [r0, r1) x [c0, c1); stored, it is that or its transpose.
@@ -184,12 +204,13 @@ void runBlas(const Blas &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   float *c = call.c + i0 * call.ldc + j0;
   float beta = call.accumulate ? 1.0f : 0.0f;
   int64_t kc = k;
+  PanelBuffers &panels = threadPanels();
+  PanelBuffer &panelA = panels.a, &panelB = panels.b;
   if (call.A.overlapping || call.B.overlapping) {
     int64_t perK = (call.A.overlapping ? m : 0) + (call.B.overlapping ? n : 0);
     int64_t chunks = std::max<int64_t>(1, (k * perK + kPanelFloats - 1) / kPanelFloats);
     kc = std::min(k, ((k + chunks - 1) / chunks + 15) / 16 * 16);
   }
-  thread_local PanelBuffer panelA, panelB;
   for (int64_t p0 = 0; p0 < k; p0 += kc) {
     int64_t p1 = std::min(k, p0 + kc);
     Panel a = panelOf(call.A, i0, i1, p0, p1, panelA);
