@@ -8,6 +8,7 @@
 //  or D = gelu(C + bias)     (step.gelu's tanh form, as lowered, in any operand order)
 //  or D = C · gelu'(X)       (its backward form, as the VJP writes it; X the GELU's input),
 //                            with the bias gradient (D's column sums) after it folded in too
+//  or D = C + D              (a residual updated in place: the plain GEMM accumulating into D)
 // becomes one call `stepc_matmul_epilogue_f32(A, B, D, bias, R, transA, transB, flags)`
 // (runtime/hal/Gemm.h; flags: 1 residual, 2 gelu, 4 gelu' with X in R's slot, 8 the bias
 // gradient into the bias slot): D = op(A)·op(B) (+ R) + bias, or gelu of it, or
@@ -422,7 +423,14 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
     llvm::SmallVector<mlir::BlockArgument> leaves{cArg, biasArg};
     if (residual) leaves.push_back(residualArg);
     int64_t flags = residual ? kResidual : 0;
-    if (!bias) {
+    // D = C + R with D the very buffer R is (a residual stream updated in place, x += h·W): the
+    // GEMM accumulates into D itself (BLAS's beta = 1), so C and the kernel go. No epilogue
+    // call: the plain GEMM interface does it, on the CPU too.
+    bool intoResidual = !bias && residual && init->get() == residual &&
+                        isSumOf(*generic.getBody(), {cArg, residualArg});
+    if (intoResidual) {
+      // checked below with the other forms
+    } else if (!bias) {
       // D = C · gelu'(X), X the GELU's input (the residual slot carries it): cuBLASLt's DGELU.
       if (!gelu) return false;
       mlir::Block &body = *generic.getBody();
@@ -460,6 +468,22 @@ struct GemmEpiloguesPass : impl::GemmEpiloguesBase<GemmEpiloguesPass> {
     if (rootA == dRoot || rootB == dRoot || (bias && rootOf(bias) == dRoot) ||
         (flags == kDGelu && rootOf(residual) == dRoot))
       return false;
+    if (intoResidual) {
+      mlir::OpBuilder b(generic);
+      mlir::Location loc = gemm.getLoc();
+      mlir::Value d = asMatrix(b, loc, init->get());
+      if (!d) return false;
+      mlir::Value one = b.create<mlir::arith::ConstantIntOp>(loc, 1, 64);
+      auto call = b.create<mlir::func::CallOp>(
+          loc, gemm.getCallee(), mlir::TypeRange{},
+          mlir::ValueRange{gemm.getOperand(0), gemm.getOperand(1), d, gemm.getOperand(3),
+                           gemm.getOperand(4), one});
+      for (mlir::NamedAttribute attr : gemm->getDiscardableAttrs())
+        call->setAttr(attr.getName(), attr.getValue());
+      generic.erase();
+      gemm.erase();
+      return true;
+    }
 
     // After GELU's gradient, the bias gradient (a zero fill, then D's column sums into it) joins
     // the epilogue too: cuBLASLt's DGELU_BGRAD.

@@ -203,18 +203,23 @@ void runBlas(const Blas &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   int64_t m = i1 - i0, n = j1 - j0, k = call.k;
   float *c = call.c + i0 * call.ldc + j0;
   float beta = call.accumulate ? 1.0f : 0.0f;
-  int64_t kc = k;
-  PanelBuffers &panels = threadPanels();
-  PanelBuffer &panelA = panels.a, &panelB = panels.b;
-  if (call.A.overlapping || call.B.overlapping) {
-    int64_t perK = (call.A.overlapping ? m : 0) + (call.B.overlapping ? n : 0);
-    int64_t chunks = std::max<int64_t>(1, (k * perK + kPanelFloats - 1) / kPanelFloats);
-    kc = std::min(k, ((k + chunks - 1) / chunks + 15) / 16 * 16);
+  if (!call.A.overlapping && !call.B.overlapping) {
+    // Row i of op(A) starts at i·ld (not transposed) or at column i (transposed); likewise
+    // column j of op(B).
+    const float *a = call.A.data + (call.A.transposed ? i0 : i0 * call.A.ld);
+    const float *b = call.B.data + (call.B.transposed ? j0 * call.B.ld : j0);
+    sgemm(call.A.transposed, call.B.transposed, m, n, k, a, call.A.ld, b, call.B.ld, beta, c,
+          call.ldc);
+    return;
   }
+  int64_t perK = (call.A.overlapping ? m : 0) + (call.B.overlapping ? n : 0);
+  int64_t chunks = std::max<int64_t>(1, (k * perK + kPanelFloats - 1) / kPanelFloats);
+  int64_t kc = std::min(k, ((k + chunks - 1) / chunks + 15) / 16 * 16);
+  PanelBuffers &panels = threadPanels();
   for (int64_t p0 = 0; p0 < k; p0 += kc) {
     int64_t p1 = std::min(k, p0 + kc);
-    Panel a = panelOf(call.A, i0, i1, p0, p1, panelA);
-    Panel b = panelOf(call.B, p0, p1, j0, j1, panelB);
+    Panel a = panelOf(call.A, i0, i1, p0, p1, panels.a);
+    Panel b = panelOf(call.B, p0, p1, j0, j1, panels.b);
     sgemm(call.A.transposed, call.B.transposed, m, n, p1 - p0, a.data, a.ld, b.data, b.ld,
           p0 == 0 ? beta : 1.0f, c, call.ldc);
   }

@@ -368,4 +368,58 @@ module {
     call @stepc_matmul_f32(%xv, %dyv, %dwv, %c1, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
     return
   }
+
+  // A residual updated in place, D = C + D (x += h·W), needs no epilogue: the plain GEMM
+  // accumulates into D (flag 1), C and the kernel go.
+  // CHECK-LABEL: func.func @into_residual(
+  // CHECK-SAME: %[[X3:[^:]+]]: memref<32x32xf32>, %[[W3:[^:]+]]: memref<32x96xf32>, %[[R3:[^:]+]]: memref<2x16x96xf32>)
+  // CHECK-NOT: memref.alloc
+  // CHECK-DAG: %[[ONE3:.+]] = arith.constant 1 : i64
+  // CHECK-DAG: %[[NO3:.+]] = arith.constant 0 : i64
+  // CHECK-DAG: %[[RM3:.+]] = memref.collapse_shape %[[R3]] {{\[\[}}0, 1], [2]] : memref<2x16x96xf32> into memref<32x96xf32>
+  // CHECK-DAG: %[[RV3:.+]] = memref.cast %[[RM3]]
+  // CHECK: call @stepc_matmul_f32(%{{[^,]+}}, %{{[^,]+}}, %[[RV3]], %[[NO3]], %[[NO3]], %[[ONE3]])
+  // CHECK-NOT: linalg.generic
+  // CHECK-NOT: stepc_matmul_epilogue_f32
+  // CHECK: return
+  func.func @into_residual(%x: memref<32x32xf32>, %w: memref<32x96xf32>, %r: memref<2x16x96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %c = memref.alloc() : memref<32x96xf32>
+    %xv = memref.cast %x : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<32x96xf32> to !dyn
+    %cv = memref.cast %c : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%xv, %wv, %cv, %c0, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    %c3 = memref.expand_shape %c [[0, 1], [2]] output_shape [2, 16, 96] : memref<32x96xf32> into memref<2x16x96xf32>
+    linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%r, %c3 : memref<2x16x96xf32>, memref<2x16x96xf32>) outs(%r : memref<2x16x96xf32>) {
+    ^bb0(%in: f32, %prod: f32, %out: f32):
+      %s = arith.addf %in, %prod : f32
+      linalg.yield %s : f32
+    }
+    memref.dealloc %c : memref<32x96xf32>
+    return
+  }
+
+  // D = C + R into another buffer stays as it is (the GEMM would need R copied into D first).
+  // CHECK-LABEL: func.func @residual_elsewhere(
+  // CHECK: call @stepc_matmul_f32(
+  // CHECK: linalg.generic
+  // CHECK: return
+  func.func @residual_elsewhere(%x: memref<32x32xf32>, %w: memref<32x96xf32>, %r: memref<2x16x96xf32>, %d: memref<2x16x96xf32>) {
+    %c0 = arith.constant 0 : i64
+    %c = memref.alloc() : memref<32x96xf32>
+    %xv = memref.cast %x : memref<32x32xf32> to !dyn
+    %wv = memref.cast %w : memref<32x96xf32> to !dyn
+    %cv = memref.cast %c : memref<32x96xf32> to !dyn
+    call @stepc_matmul_f32(%xv, %wv, %cv, %c0, %c0, %c0) : (!dyn, !dyn, !dyn, i64, i64, i64) -> ()
+    %c3 = memref.expand_shape %c [[0, 1], [2]] output_shape [2, 16, 96] : memref<32x96xf32> into memref<2x16x96xf32>
+    linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%r, %c3 : memref<2x16x96xf32>, memref<2x16x96xf32>) outs(%d : memref<2x16x96xf32>) {
+    ^bb0(%in: f32, %prod: f32, %out: f32):
+      %s = arith.addf %in, %prod : f32
+      linalg.yield %s : f32
+    }
+    memref.dealloc %c : memref<32x96xf32>
+    return
+  }
 }
