@@ -80,7 +80,8 @@ void buildKernels(mlir::OpPassManager &pm) {
 // streamed through slots (--device-memory), the kernels tiled to scf.forall, and every
 // temporary placed in the arena.
 // A convolution's K GEMMs over shifted windows are one GEMM over the overlapping window on the
-// CPU only (cuBLASLt takes no overlapping leading dimension).
+// CPU only (cuBLASLt takes no overlapping leading dimension). On the CPU a copy of 1 MiB or more
+// is a kernel, so both threads copy.
 // GELU epilogues are folded into GEMMs for CUDA only (cuBLASLt computes them in the GEMM); on
 // the CPU the runtime would run them as a single-threaded scalar pass after the GEMM, where
 // the kernel they stay in is parallel and vectorised.
@@ -102,8 +103,9 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
               "one-shot-bufferize{bufferize-function-boundaries "
               "function-boundary-type-conversion=identity-layout-map},canonicalize,"
               "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
-              "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg,"
-              "step-sink-fills,step-contractions-to-library,") +
+              "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg") +
+                  (gpuArch.empty() ? "{parallel-bytes=1048576}" : "") +
+                  ",step-sink-fills,step-contractions-to-library," +
                   (gpuArch.empty() ? "step-windowed-gemms," : "") +
                   "step-collectives-to-runtime,step-gemm-epilogues" +
                   (gpuArch.empty() ? "{gelu=false}" : "") + ",canonicalize,"

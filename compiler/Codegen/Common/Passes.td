@@ -21,6 +21,10 @@ def DropModel : Pass<"step-drop-model", "mlir::ModuleOp"> {
 def StridedCopiesToLinalg : Pass<"step-strided-copies-to-linalg", "mlir::ModuleOp"> {
   let summary = "Rewrites memref.copy between strided buffers as linalg.copy (loops, no runtime call)";
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"parallelBytes", "parallel-bytes", "int64_t", "0",
+           "Also rewrite contiguous copies of at least this many bytes (0: none), so that they become kernels the threads share">,
+  ];
 }
 
 def OutlineKernels : Pass<"step-outline-kernels", "mlir::ModuleOp"> {
