@@ -61,3 +61,22 @@ func.func @in_loop(%stack: memref<8x3xf32>, %col: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// With parallel-bytes (the CPU pipeline's 1 MiB), a contiguous copy at least that large becomes
+// linalg.copy too (a kernel the threads share); a smaller one stays a memcpy.
+// RUN: %stepc-opt %s -split-input-file --step-strided-copies-to-linalg="parallel-bytes=1024" | FileCheck %s --check-prefix=LARGE
+// LARGE-LABEL: func.func @large_contiguous
+// LARGE-SAME: (%[[X:.+]]: memref<16x16xf32>, %[[Y:.+]]: memref<16x16xf32>, %[[S:.+]]: memref<4x4xf32>, %[[T:.+]]: memref<4x4xf32>)
+// LARGE: linalg.copy ins(%[[X]] : memref<16x16xf32>) outs(%[[Y]] : memref<16x16xf32>)
+// LARGE: memref.copy %[[S]], %[[T]]
+// Without the option, both stay memref.copy.
+// CHECK-LABEL: func.func @large_contiguous
+// CHECK-NOT: linalg.copy
+// CHECK-COUNT-2: memref.copy
+func.func @large_contiguous(%x: memref<16x16xf32>, %y: memref<16x16xf32>, %s: memref<4x4xf32>, %t: memref<4x4xf32>) {
+  memref.copy %x, %y : memref<16x16xf32> to memref<16x16xf32>
+  memref.copy %s, %t : memref<4x4xf32> to memref<4x4xf32>
+  return
+}
