@@ -70,6 +70,11 @@ ABSL_FLAG(bool, rebuild_error, false,
 ABSL_FLAG(bool, data_parallel, false,
           "`compile`: the step averages its loss and gradients over the ranks of `mpirun -np N "
           "NAME train` (a fixed-order tree, so N ranks give one process's bits); the CPU target");
+ABSL_FLAG(int64_t, shard_optimizer, 0,
+          "`compile --data-parallel`: split the optimizer state and its update over this many "
+          "ranks (ZeRO stage 1): each rank keeps and updates its block of each parameter's "
+          "first axis and the ranks gather the parameters; the executable then runs under "
+          "`mpirun -np` exactly this many, with the bits of one process; 0: off");
 ABSL_FLAG(std::string, test_only_flip_vjp, "",
           "tests only: negate the gradient of every op of this name (e.g. step.gelu), a broken "
           "VJP the PyTorch parity test must catch");
@@ -280,6 +285,7 @@ stepc::train::BuildTrainStepOptions trainOverrides() {
   options.exportGrads = absl::GetFlag(FLAGS_export_grads);
   options.rebuildError = absl::GetFlag(FLAGS_rebuild_error);
   options.dataParallel = absl::GetFlag(FLAGS_data_parallel);
+  options.shardOptimizer = absl::GetFlag(FLAGS_shard_optimizer);
   return options;
 }
 
@@ -464,6 +470,16 @@ int main(int argc, char **argv) {
   if (stageOptions.train.dataParallel && *target == cg::Target::CUDAEmulated)
     return fail("--data-parallel: --target=cpu (MPI) or --target=cuda (NCCL); the emulator "
                 "runs one process's kernels and has no collectives");
+  if (stageOptions.train.shardOptimizer != 0 && *target != cg::Target::CPU)
+    return fail("--shard-optimizer: the CPU target only (the CUDA step's NCCL reduction has no "
+                "sharded update yet)");
+  if (stageOptions.train.shardOptimizer != 0 && isSpecified("device_memory"))
+    return fail("--shard-optimizer with --device-memory: offloading a rank's block of the "
+                "state is not built; use one or the other");
+  if (stageOptions.train.shardOptimizer != 0 && command != "compile" && command != "check")
+    return fail("--shard-optimizer: `compile` only; `" + command +
+                "` runs one process, and a sharded step needs its ranks (leave the flag out: "
+                "the sharded step computes the same numbers)");
   if (std::string invalid = stageOptions.validate(); !invalid.empty()) return fail(invalid);
   bool buildExecutable = command == "compile" && emitName.empty();
   const cg::Stage *emit = cg::findStage(*target, emitName.empty() ? "llvm" : emitName);

@@ -130,6 +130,13 @@ KernelResult runShapeOp(mlir::Operation *op, Operands in, Results out) {
         out[0].data = in[0]->data;
         return ok();
       })
+      // --shard-optimizer's blocks need the ranks themselves: one process cannot stand in.
+      .Case<step::RankShardOp, step::AllGatherOp>([&](auto o) -> KernelResult {
+        return mlir::emitError(o.getLoc())
+               << "'" << o->getName() << "' splits over " << o.getParts()
+               << " data-parallel ranks; the interpreter runs one process (interpret the "
+                  "model without --shard-optimizer: the sharded step computes the same numbers)";
+      })
       .Case<step::TransposeOp>([&](step::TransposeOp t) {
         transpose(step::toI64Vector(t.getPerm()), *in[0], out[0]);
         return ok();

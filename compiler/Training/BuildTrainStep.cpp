@@ -30,9 +30,9 @@ struct InputSlot {
 class TrainStepBuilder {
  public:
   TrainStepBuilder(step::ModelOp model, const TrainConfig &config, bool exportGrads,
-                   bool columnNorms, bool dataParallel, bool rebuildError)
+                   bool columnNorms, bool dataParallel, int64_t shards, bool rebuildError)
       : model(model), config(config), exportGrads(exportGrads), columnNorms(columnNorms),
-        dataParallel(dataParallel), rebuildError(rebuildError),
+        dataParallel(dataParallel), shards(shards), rebuildError(rebuildError),
         b(model.getContext()),
         loc(model.getLoc()) {}
 
@@ -46,6 +46,14 @@ class TrainStepBuilder {
       llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs);
   mlir::FailureOr<llvm::SmallVector<Value>> samPerturbation(llvm::ArrayRef<Value> params,
                                                             llvm::ArrayRef<Value> grads);
+  // --shard-optimizer: whether `p`'s state and update are split over the ranks (its first
+  // axis must divide into `shards` blocks; a parameter whose axis does not is updated whole on
+  // every rank, with whole state: the same numbers, none of the saving).
+  bool sharded(step::ParamOp p) const {
+    mlir::RankedTensorType t = p.getStoredType();
+    return shards > 1 && t.getRank() > 0 && t.getDimSize(0) % shards == 0;
+  }
+  mlir::LogicalResult checkShards();
   Value stepCounter;
 
   step::ModelOp model;
@@ -53,6 +61,7 @@ class TrainStepBuilder {
   bool exportGrads;
   bool columnNorms;
   bool dataParallel;
+  int64_t shards;  // --shard-optimizer: ranks the optimizer state is split over (0: none)
   bool rebuildError;
   llvm::SmallVector<Value> rebuildErrors;  // --rebuild-error: every pass's measures (f64)
   mlir::OpBuilder b;
@@ -248,6 +257,23 @@ mlir::FailureOr<llvm::SmallVector<Value>> TrainStepBuilder::samPerturbation(
   return perturbed;
 }
 
+mlir::LogicalResult TrainStepBuilder::checkShards() {
+  if (shards == 0) return mlir::success();
+  if (!dataParallel)
+    return model.emitError() << "--shard-optimizer splits the optimizer state over the ranks of "
+                                "a data-parallel run: it needs --data-parallel";
+  int64_t k = config.microBatches;
+  if (shards < 2 || !llvm::isPowerOf2_64(shards) || k % shards != 0)
+    return model.emitError() << "--shard-optimizer=" << shards
+                             << " must be a power of two, at least 2, that divides the "
+                             << k << " micro-batches (each rank runs an aligned block of them)";
+  if (llvm::none_of(paramOps, [&](step::ParamOp p) { return sharded(p); }))
+    return model.emitError() << "--shard-optimizer=" << shards
+                             << ": no parameter's first axis divides into " << shards
+                             << " blocks, so nothing would be sharded";
+  return mlir::success();
+}
+
 mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
   model.getBody().walk([&](step::ParamOp p) { paramOps.push_back(p); });
   if (paramOps.empty())
@@ -257,6 +283,7 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
       for (auto [i, r] : llvm::enumerate(input.getResults()))
         inputSlots.push_back({input.getName().str(), r, static_cast<int>(i)});
   llvm::SmallVector<std::string> slots = optimizerSlots(config);
+  if (failed(checkShards())) return mlir::failure();
 
   // Signature: params, optimizer state by slot, inputs, step counter.
   llvm::SmallVector<mlir::Type> argTypes;
@@ -272,11 +299,21 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
     argTypes.push_back(p.getStoredType());
     argAttrs.push_back(role("param", p.getDeclName()));
   }
+  // A sharded parameter's state is this rank's block of it (step.shards: how many blocks the
+  // first axis is cut into); the runtime gathers the blocks for checkpoints.
   for (const std::string &slot : slots)
     for (step::ParamOp p : paramOps) {
-      argTypes.push_back(p.getStoredType());
-      argAttrs.push_back(role("state", p.getDeclName(),
-                              {b.getNamedAttr("step.slot", b.getStringAttr(slot))}));
+      mlir::RankedTensorType t = p.getStoredType();
+      llvm::SmallVector<mlir::NamedAttribute> extra{
+          b.getNamedAttr("step.slot", b.getStringAttr(slot))};
+      if (sharded(p)) {
+        llvm::SmallVector<int64_t> shape(t.getShape());
+        shape[0] /= shards;
+        t = mlir::RankedTensorType::get(shape, t.getElementType());
+        extra.push_back(b.getNamedAttr("step.shards", b.getI64IntegerAttr(shards)));
+      }
+      argTypes.push_back(t);
+      argAttrs.push_back(role("state", p.getDeclName(), extra));
     }
   for (const InputSlot &in : inputSlots) {
     argTypes.push_back(in.modelValue.getType());
@@ -351,10 +388,21 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
   Value gradNorm = emitGlobalNorm(g, grads, f32, columnNorms);
   llvm::SmallVector<Value> clipped = emitClipping(g, config, slotsInfo, gradNorm);
   for (auto [info, c] : llvm::zip(slotsInfo, clipped)) info.grad = c;
+  // --shard-optimizer (ZeRO stage 1): every rank has the whole reduced gradient (the tree's,
+  // so the norms, clipping and SAM above are one process's), updates only its block of each
+  // sharded parameter with its block of the state, and the ranks then gather the parameter.
+  // The update is elementwise, so a block's new values are the whole update's bits.
+  for (auto [p, info] : llvm::zip(paramOps, slotsInfo))
+    if (sharded(p)) {
+      info.value = g.one<step::RankShardOp>({info.value}, {g.i64Attr("parts", shards)});
+      info.grad = g.one<step::RankShardOp>({info.grad}, {g.i64Attr("parts", shards)});
+    }
   Value lr = castTo(g, emitLearningRate(g, config, t), f32);
   llvm::SmallVector<Value> newParams;
   llvm::SmallVector<llvm::SmallVector<Value>> newState;
   emitOptimizerUpdate(g, config, slotsInfo, state, lr, t, newParams, newState);
+  for (auto [p, np] : llvm::zip(paramOps, newParams))
+    if (sharded(p)) np = g.one<step::AllGatherOp>({np}, {g.i64Attr("parts", shards)});
 
   llvm::SmallVector<Value> results(newParams);
   llvm::SmallVector<mlir::DictionaryAttr> resultAttrs(argAttrs.begin(),
@@ -387,6 +435,7 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
   fn.setAllResultAttrs(resultAttrs);
   // The runtime splits these micro-batches over the ranks (DescribeProgram records it).
   if (dataParallel) fn->setAttr("step.data_parallel", b.getI64IntegerAttr(config.microBatches));
+  if (shards > 0) fn->setAttr("step.shard_optimizer", b.getI64IntegerAttr(shards));
   ad::eraseDeadStepOps(fn.getBody());
   if (g.failed()) return model.emitError() << "internal error while assembling the train step";
   return mlir::success();
@@ -417,7 +466,7 @@ struct BuildTrainStepPass : impl::BuildTrainStepBase<BuildTrainStepPass> {
     if (failed(config)) return signalPassFailure();
     writeTrainConfig(models[0], *config);
     if (failed(TrainStepBuilder(models[0], *config, exportGrads, columnNorms, dataParallel,
-                                rebuildError)
+                                shardOptimizer, rebuildError)
                    .build(module)))
       return signalPassFailure();
   }

@@ -45,6 +45,10 @@ def BuildTrainStep : Pass<"step-build-train-step", "mlir::ModuleOp"> {
            "step.rank_split) and sum the loss and gradients over them (step.all_reduce) before "
            "clipping, SAM's perturbation and the optimizer; micro-batches are summed in a binary "
            "tree, so N ranks give one process's bits (micro_batches a power of two)">,
+    Option<"shardOptimizer", "shard-optimizer", "int64_t", "0",
+           "with data-parallel: split each parameter's optimizer state and update over this "
+           "many ranks by blocks of its first axis (ZeRO stage 1; 0: none); each rank updates "
+           "its block and the ranks gather the parameters (step.rank_shard, step.all_gather)">,
     Option<"rebuildError", "rebuild-error", "bool", "false",
            "also return metric `rebuild_error`: the largest max|rebuilt - x| / max|x| of the "
            "inputs each reversible repeat's backward rebuilds, against the forward's (kept for "

@@ -196,6 +196,11 @@ std::string writeProgramDescription(const ProgramDescription &d) {
     root.add("allReduces", num(static_cast<double>(info.allReduces)));
     root.add("allReduceBytes", num(static_cast<double>(info.allReduceBytes)));
   }
+  if (info.shardedOver > 0) {
+    root.add("shardedOver", num(static_cast<double>(info.shardedOver)));
+    root.add("allGathers", num(static_cast<double>(info.allGathers)));
+    root.add("allGatherBytes", num(static_cast<double>(info.allGatherBytes)));
+  }
   if (!info.offload.empty()) {
     JsonValue list = JsonValue::array();
     for (const OffloadSpec &o : info.offload) {
@@ -256,6 +261,7 @@ std::string writeProgramDescription(const ProgramDescription &d) {
     o.add("param", JsonValue::string(s.param));
     o.add("shape", shapeJson(s.shape));
     o.add("dtype", JsonValue::string(dtypeName(s.dtype)));
+    if (s.shards > 1) o.add("shards", num(static_cast<double>(s.shards)));
     state.items.push_back(std::move(o));
   }
   root.add("state", std::move(state));
@@ -329,6 +335,11 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
     info.allReduces = r.integer(root, "allReduces");
     info.allReduceBytes = r.integer(root, "allReduceBytes");
   }
+  if (const JsonValue *e = root.find("shardedOver"); e && e->isNumber()) {
+    info.shardedOver = r.integer(root, "shardedOver");
+    info.allGathers = r.integer(root, "allGathers");
+    info.allGatherBytes = r.integer(root, "allGatherBytes");
+  }
   if (const JsonValue *a = root.find("offload"); a && a->isArray()) {
     for (const JsonValue &o : a->items) {
       OffloadSpec e;
@@ -383,6 +394,7 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
       s.param = r.str(o, "param");
       s.shape = r.shape(o, "shape");
       s.dtype = r.dtype(o);
+      if (const JsonValue *n = o.find("shards"); n && n->isNumber()) s.shards = r.integer(o, "shards");
       info.state.push_back(std::move(s));
     }
   if (const JsonValue *a = r.member(root, "inputs", JsonValue::Kind::kArray))

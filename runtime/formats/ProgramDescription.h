@@ -22,13 +22,6 @@
 
 namespace stepc::rt {
 
-/// The number of elements of a tensor of `shape`.
-inline int64_t elementCount(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 /// What one buffer of a packed entry point holds.
 struct Binding {
   enum class Kind {

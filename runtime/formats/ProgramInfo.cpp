@@ -46,6 +46,11 @@ Status validateProgramInfo(const ProgramInfo &info) {
     if (s.dtype != DType::kF32)
       return fail(what + " is " + dtypeName(s.dtype) + "; the training loop holds F32 state");
     if (!validShape(s.shape)) return fail(what + " has an invalid shape " + formatShape(s.shape));
+    if (s.shards < 1 || (s.shards > 1 && (s.shape.empty() || s.shape[0] % s.shards != 0 ||
+                                          s.shards != info.shardedOver)))
+      return fail(what + " is split into " + std::to_string(s.shards) +
+                  " blocks, which must divide its first axis and be the step's rank count (" +
+                  std::to_string(info.shardedOver) + ")");
   }
   std::set<std::string> inputs;
   for (const InputSpec &in : info.inputs) {

@@ -20,6 +20,13 @@
 
 namespace stepc::rt {
 
+/// The number of elements of a tensor of `shape`.
+inline int64_t elementCount(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
 /// A trainable parameter (`step.param`).
 struct ParamSpec {
   std::string name;            // full name; stacked layers are "repeat.param"
@@ -34,9 +41,19 @@ struct ParamSpec {
 struct StateSpec {
   std::string slot;  // no '/'
   std::string param;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;  // the whole tensor's (what checkpoints hold)
   DType dtype = DType::kF32;
+  /// --shard-optimizer: the first axis is cut into this many blocks and the step's buffer is
+  /// this rank's block, rows [rank·n/shards, (rank+1)·n/shards); 1: the whole tensor.
+  int64_t shards = 1;
 };
+
+/// The shape of the step's buffer of `s`: its block (StateSpec::shards).
+inline std::vector<int64_t> localShape(const StateSpec &s) {
+  std::vector<int64_t> shape = s.shape;
+  if (s.shards > 1 && !shape.empty()) shape[0] /= s.shards;
+  return shape;
+}
 
 /// Where an input's data comes from (`step.input ... = source`).
 enum class InputSource {
@@ -115,6 +132,11 @@ struct ProgramInfo {
   int64_t dataParallelMicroBatches = 0;
   int64_t allReduces = 0;
   int64_t allReduceBytes = 0;
+  /// --shard-optimizer: the ranks the state is split over (0: none; a run needs exactly that
+  /// many), and the all-gathers of the updated parameters one step issues and their bytes.
+  int64_t shardedOver = 0;
+  int64_t allGathers = 0;
+  int64_t allGatherBytes = 0;
   /// Offload (empty: everything on the device). `offloadMode` is "planned" (double-buffered,
   /// the next layer's transfer overlapping this layer's work) or "sync" (copied in when used,
   /// back after); `offloadTransferBytes` the bytes one step moves each way as planned;

@@ -169,10 +169,29 @@ Status CompiledProgram::attachRanks() {
                          "subtree of the micro-batch tree): the rank count must be a power of "
                          "two that divides the micro-batches; compile with "
                          "--micro-batches=" + std::to_string(size) + " or a multiple of it");
+  if (Status s = checkShards(); !s.ok()) return s;
   setCommunicator(ranks_.get());
   // A CUDA step's rank uses the GPU of its local rank on the node.
   if (size > 1) cuda::Session::useDevice(cuda::localRank());
   return {};
+}
+
+Status CompiledProgram::checkShards() const {
+  int64_t shards = description_.info.shardedOver;
+  int size = ranks_ ? ranks_->size() : 1;
+  if (shards == 0 || size == shards) return {};
+  return Status::error("this step splits its optimizer state over " + std::to_string(shards) +
+                       " ranks (stepc compile --shard-optimizer=" + std::to_string(shards) +
+                       "), and " + std::to_string(size) +
+                       (size == 1 ? " process runs it" : " ranks run it") + ": train it with "
+                       "`mpirun -np " + std::to_string(shards) +
+                       "`, or compile without --shard-optimizer (checkpoints are the same)");
+}
+
+Status CompiledProgram::gatherBlocks(float *whole, int64_t blockElements, int64_t id) {
+  if (!ranks_ || ranks_->size() == 1) return {};
+  // Ids below the step's (which count up from 0) name the checkpoint's tensors.
+  return allGather(*ranks_, whole, blockElements, -1 - id).withContext("gathering a checkpoint");
 }
 
 void CompiledProgram::detachRanks(int exitCode) {
@@ -249,7 +268,7 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
     const Binding &b = entry.results[i];
     int64_t n = b.kind == Binding::Kind::kParam || b.kind == Binding::Kind::kGrad
                     ? elementCount(info().params[b.index].shape)
-                : b.kind == Binding::Kind::kState ? elementCount(info().state[b.index].shape)
+                : b.kind == Binding::Kind::kState ? elementCount(localShape(info().state[b.index]))
                                                   : 1;
     scratch_[i].resize(static_cast<size_t>(n));
     args_.push_back(scratch_[i].data());
@@ -285,6 +304,7 @@ Status CompiledProgram::syncToHost(const StepBuffers &buffers) {
 
 Status CompiledProgram::run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) {
   const EntryDescription &entry = description_.train;
+  if (Status s = checkShards(); !s.ok()) return s;  // one process, no mpirun
   if (Status s = call(entry, train_, buffers, step); !s.ok()) return s;
   metrics = emptyMetrics(info());
   for (size_t i = 0; i < entry.results.size(); ++i) {

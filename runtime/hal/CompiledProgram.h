@@ -49,6 +49,7 @@ class CompiledProgram : public StepProgram {
   /// failed must not leave the others waiting in a reduction).
   void detachRanks(int exitCode);
   Ranks ranks() const override;
+  Status gatherBlocks(float *whole, int64_t blockElements, int64_t id) override;
 
   const ProgramInfo &info() const override { return description_.info; }
   const ProgramDescription &description() const { return description_; }
@@ -78,6 +79,8 @@ class CompiledProgram : public StepProgram {
 
  private:
   CompiledProgram(ProgramDescription description, PackedEntry train, PackedEntry eval);
+  // --shard-optimizer: a run needs exactly the ranks the state is split over.
+  Status checkShards() const;
   Status call(const EntryDescription &entry, PackedEntry fn, const StepBuffers &buffers,
               int64_t step);
   // Runs a compiled entry with its offload transfers served (and all of them done after).

@@ -85,14 +85,21 @@ std::string infoText(const StepProgram &program) {
     params += "  " + p.name + " " + formatShape(p.shape) + " " + dtypeName(p.dtype) + " = " +
               p.init.kind + "\n";
   }
+  double stateLocal = 0;  // a rank's, with --shard-optimizer
   for (const StateSpec &s : info.state) {
     uint64_t n = 0;
     (void)countElements(s.shape, n);
     stateTotal += static_cast<double>(n);
+    stateLocal += static_cast<double>(n) / static_cast<double>(s.shards);
   }
   text += "parameters " + formatCount(total) + " (" + formatBytes(4 * total) + ")\n" + params;
   text += "optimizer state " + formatCount(stateTotal) + " (" + formatBytes(4 * stateTotal) +
-          ") in " + std::to_string(info.state.size()) + " tensors\n";
+          ") in " + std::to_string(info.state.size()) + " tensors" +
+          (info.shardedOver > 0 ? "; each of the " + std::to_string(info.shardedOver) +
+                                      " ranks keeps " + formatBytes(4 * stateLocal) +
+                                      " of it (--shard-optimizer)"
+                                : "") +
+          "\n";
   text += "inputs\n";
   std::string scratch;
   for (const InputSpec &in : info.inputs)
@@ -126,11 +133,21 @@ std::string infoText(const StepProgram &program) {
     text += "sample, incremental: none, the whole window is recomputed per token: " +
             info.sampleStepUnavailable + "\n";
   if (info.dataParallelMicroBatches > 0)
-    text += "data-parallel: mpirun -np N splits the " +
-            std::to_string(info.dataParallelMicroBatches) +
-            " micro-batches (N a power of two dividing them); each step all-reduces " +
+    text += "data-parallel: " +
+            (info.shardedOver > 0
+                 ? "`mpirun -np " + std::to_string(info.shardedOver) +
+                       "` (the ranks the optimizer state is split over) splits the " +
+                       std::to_string(info.dataParallelMicroBatches) + " micro-batches"
+                 : "mpirun -np N splits the " + std::to_string(info.dataParallelMicroBatches) +
+                       " micro-batches (N a power of two dividing them)") +
+            "; each step all-reduces " +
             std::to_string(info.allReduces) + " buffers, " +
-            formatBytes(static_cast<double>(info.allReduceBytes)) + ", in a fixed tree\n";
+            formatBytes(static_cast<double>(info.allReduceBytes)) + ", in a fixed tree" +
+            (info.allGathers > 0 ? "; then all-gathers " + std::to_string(info.allGathers) +
+                                       " updated parameters, " +
+                                       formatBytes(static_cast<double>(info.allGatherBytes))
+                                 : "") +
+            "\n";
   if (!info.offloadSummary.empty()) text += "device memory: " + info.offloadSummary + "\n";
   if (!info.offload.empty()) {
     // What streaming costs at a few links' bandwidths: the bound the overlap works against.

@@ -138,6 +138,17 @@ class StepProgram {
   /// state, fills `metrics`. An error stops training.
   virtual Status run(const StepBuffers &buffers, int64_t step, StepMetrics &metrics) = 0;
 
+  /// Every rank's block of `whole` (ranks().size blocks of `blockElements` floats, rank r's
+  /// at block r, this rank's already in place) on every rank: how a checkpoint gets the whole
+  /// of a state tensor the step shards (--shard-optimizer). Every rank calls it, in the same
+  /// order; `id` names the tensor (the ranks check they agree). One rank: nothing to do.
+  virtual Status gatherBlocks(float *whole, int64_t blockElements, int64_t id) {
+    (void)whole;
+    (void)blockElements;
+    (void)id;
+    return {};
+  }
+
   /// The ranks this program's step reduces over. Each rank fills its slice of the global batch
   /// (rows rank·B ... of size·B, B the program's batch) and only rank 0 reports and writes.
   virtual Ranks ranks() const { return {}; }

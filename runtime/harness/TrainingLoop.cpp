@@ -37,7 +37,7 @@ class HostBuffers {
           program ? program->hostTensor(false, static_cast<int>(i)) : nullptr);
     for (size_t i = 0; i < info.state.size(); ++i)
       add(views_.state, info.state[i].slot + "/" + info.state[i].param, DType::kF32,
-          info.state[i].shape, program ? program->hostTensor(true, static_cast<int>(i)) : nullptr);
+          localShape(info.state[i]), program ? program->hostTensor(true, static_cast<int>(i)) : nullptr);
     for (const InputSpec &in : info.inputs) {
       auto [first, second] = batchBufferNames(in);
       add(views_.batch, first, in.dtype, in.shape);
@@ -123,17 +123,79 @@ Status saveParams(const std::string &path, const ProgramInfo &info, const StepBu
   return writeSafetensors(path, views, metadata).withContext("--save-params");
 }
 
-std::vector<CheckpointTensor> checkpointTensors(const ProgramInfo &info,
-                                                const StepBuffers &buffers) {
+std::vector<CheckpointTensor> paramTensors(const ProgramInfo &info, const StepBuffers &buffers) {
   std::vector<CheckpointTensor> tensors;
   for (size_t i = 0; i < info.params.size(); ++i)
     tensors.push_back({"", info.params[i].name, DType::kF32, info.params[i].shape,
                        buffers.params[i].data});
-  for (size_t i = 0; i < info.state.size(); ++i)
-    tensors.push_back({info.state[i].slot, info.state[i].param, DType::kF32, info.state[i].shape,
-                       buffers.state[i].data});
   return tensors;
 }
+
+// The tensors a checkpoint holds: params and state, whole. With --shard-optimizer a state
+// buffer of the step is this rank's block of its tensor (StateSpec::shards), so such a tensor
+// goes through a whole-sized scratch that lives only while one checkpoint is read or written:
+// the blocks are gathered from every rank before a write, and this rank's block is kept after
+// a read (so a checkpoint does not depend on the rank count).
+class CheckpointTensors {
+ public:
+  CheckpointTensors(const ProgramInfo &info, const StepBuffers &buffers, int rank)
+      : info_(info), buffers_(buffers), rank_(rank), tensors_(paramTensors(info, buffers)) {
+    for (size_t i = 0; i < info.state.size(); ++i)
+      tensors_.push_back({info.state[i].slot, info.state[i].param, DType::kF32,
+                          info.state[i].shape, buffers.state[i].data});
+  }
+  /// The tensors to read into; call keepBlocks() after the read.
+  const std::vector<CheckpointTensor> &forRead() {
+    openWhole();
+    return tensors_;
+  }
+  void keepBlocks() {
+    forEachSharded([&](size_t i, float *whole, int64_t block) {
+      std::copy(whole + rank_ * block, whole + (rank_ + 1) * block, buffers_.state[i].f32());
+    });
+    closeWhole();
+  }
+  /// The tensors to write, whole: every rank calls it at the same step (it gathers).
+  Status forWrite(StepProgram &program, const std::vector<CheckpointTensor> *&out) {
+    openWhole();
+    Status status;
+    forEachSharded([&](size_t i, float *whole, int64_t block) {
+      std::copy(buffers_.state[i].f32(), buffers_.state[i].f32() + block, whole + rank_ * block);
+      if (status.ok()) status = program.gatherBlocks(whole, block, static_cast<int64_t>(i));
+    });
+    out = &tensors_;
+    return status;
+  }
+  void release() { closeWhole(); }
+
+ private:
+  template <typename F>
+  void forEachSharded(F f) {
+    for (size_t i = 0, w = 0; i < info_.state.size(); ++i)
+      if (info_.state[i].shards > 1)
+        f(i, whole_[w++].data(), elementCount(localShape(info_.state[i])));
+  }
+  void openWhole() {
+    whole_.clear();
+    for (size_t i = 0; i < info_.state.size(); ++i)
+      if (info_.state[i].shards > 1) {
+        whole_.emplace_back(static_cast<size_t>(elementCount(info_.state[i].shape)));
+        tensors_[info_.params.size() + i].data = whole_.back().data();
+      }
+  }
+  void closeWhole() {
+    for (size_t i = 0; i < info_.state.size(); ++i)
+      tensors_[info_.params.size() + i].data = buffers_.state[i].data;
+    whole_.clear();
+    whole_.shrink_to_fit();
+  }
+
+  const ProgramInfo &info_;
+  const StepBuffers &buffers_;
+  int64_t rank_;
+  std::vector<CheckpointTensor> tensors_;
+  std::vector<std::vector<float>> whole_;  // a moved inner vector keeps its data in place
+};
 
 // The step of a checkpoint file name, or -1 if the name is not one.
 int64_t checkpointStep(const std::string &name) {
@@ -231,45 +293,35 @@ std::string nonFiniteMetric(const StepMetrics &m) {
 
 // The first parameter or optimizer-state value that is not finite ("parameter 'w1' holds NaN
 // at element 3"), or "": what a checkpoint must never hold.
-std::string firstNonFinite(const ProgramInfo &info, const StepBuffers &buffers) {
-  auto scan = [](const TensorBuffer &t, const std::string &what) -> std::string {
-    const float *v = t.f32();
-    for (int64_t k = 0, n = t.elements(); v && k < n; ++k)
+std::string firstNonFinite(const std::vector<CheckpointTensor> &tensors) {
+  for (const CheckpointTensor &t : tensors) {
+    const float *v = static_cast<const float *>(t.data);
+    for (int64_t k = 0, n = elementCount(t.shape); v && k < n; ++k)
       if (!std::isfinite(v[k]))
-        return what + " holds " + (std::isnan(v[k]) ? "NaN" : "Inf") + " at element " +
+        return (t.slot.empty() ? "parameter '" + t.name + "'"
+                               : "optimizer state '" + t.slot + "' of '" + t.name + "'") +
+               " holds " + (std::isnan(v[k]) ? "NaN" : "Inf") + " at element " +
                std::to_string(k);
-    return "";
-  };
-  for (size_t i = 0; i < buffers.params.size(); ++i)
-    if (std::string s = scan(buffers.params[i], "parameter '" + info.params[i].name + "'");
-        !s.empty())
-      return s;
-  for (size_t i = 0; i < buffers.state.size(); ++i)
-    if (std::string s = scan(buffers.state[i], "optimizer state '" + info.state[i].slot +
-                                                   "' of '" + info.state[i].param + "'");
-        !s.empty())
-      return s;
+  }
   return "";
 }
 
 class CheckpointWriter {
  public:
   // `lead`: this process writes (rank 0 of a data-parallel run; the others hold the same
-  // params and state, and only name the file).
+  // params and state, or with --shard-optimizer their blocks of the state, which they hand to
+  // rank 0 here, and only name the file).
   CheckpointWriter(const TrainOptions &options, const ProgramInfo &info,
                    const StepBuffers &buffers, const BatchSource &data, Reporter &reporter,
-                   bool lead)
-      : options_(options), info_(info), buffers_(buffers), data_(data), reporter_(reporter),
-        lead_(lead) {}
+                   StepProgram &program, int rank)
+      : options_(options), info_(info), data_(data), reporter_(reporter), program_(program),
+        lead_(rank == 0), tensors_(info, buffers, rank) {}
 
   Status write(int64_t step) {
     std::string path = checkpointPath(options_.checkpointDir, step);
-    if (!lead_) {
-      last_ = path;
-      return {};
-    }
     if (Status s = writeTo(path, step); !s.ok()) return s;
     last_ = path;
+    if (!lead_) return {};
     reporter_.note("checkpoint: " + path);
     // Keep the newest few; an old one that will not go away is not worth stopping for.
     std::vector<std::pair<int64_t, std::string>> all;
@@ -281,9 +333,8 @@ class CheckpointWriter {
   }
   /// The best-validation checkpoint, beside the rotated ones (never removed by the rotation).
   Status writeBest(int64_t step, double valLoss) {
-    if (!lead_) return {};
     std::string path = bestCheckpointPath(options_.checkpointDir);
-    if (Status s = writeTo(path, step); !s.ok()) return s;
+    if (Status s = writeTo(path, step); !s.ok() || !lead_) return s;
     char text[64];
     std::snprintf(text, sizeof text, " (val loss %.4f after step %lld)", valLoss,
                   static_cast<long long>(step));
@@ -298,8 +349,16 @@ class CheckpointWriter {
 
  private:
   Status writeTo(const std::string &path, int64_t step) {
+    const std::vector<CheckpointTensor> *tensors = nullptr;
+    Status status = tensors_.forWrite(program_, tensors);
+    if (status.ok() && lead_) status = writeTensors(path, step, *tensors);
+    tensors_.release();
+    return status;
+  }
+  Status writeTensors(const std::string &path, int64_t step,
+                      const std::vector<CheckpointTensor> &tensors) {
     // Never a poisoned checkpoint: a NaN in it would be resumed from and recommended.
-    if (std::string bad = firstNonFinite(info_, buffers_); !bad.empty())
+    if (std::string bad = firstNonFinite(tensors); !bad.empty())
       return Status::error("after step " + std::to_string(step) + ", " + bad +
                            "; not writing a checkpoint" + newestFinite());
     if (Status s = makeDirectories(options_.checkpointDir); !s.ok()) return s;
@@ -309,31 +368,35 @@ class CheckpointWriter {
     ci.step = static_cast<uint64_t>(step);
     ci.seed = data_.seed();
     ci.data = {data_.seed(), static_cast<uint64_t>(step), data_.identity()};
-    if (Status s = writeCheckpoint(path, ci, checkpointTensors(info_, buffers_)); !s.ok())
+    if (Status s = writeCheckpoint(path, ci, tensors); !s.ok())
       return s.withContext("writing a checkpoint");
     return {};
   }
 
   const TrainOptions &options_;
   const ProgramInfo &info_;
-  const StepBuffers &buffers_;
   const BatchSource &data_;
   Reporter &reporter_;
+  StepProgram &program_;
   bool lead_;
+  CheckpointTensors tensors_;
   std::string last_;
 };
 
 
 // Loads the newest checkpoint of `dir` into `buffers`; `what` names the flag in errors.
 Status resumeFrom(const std::string &dir, const char *what, const ProgramInfo &info,
-                  const StepBuffers &buffers, CheckpointInfo &ci, std::string &path) {
+                  const StepBuffers &buffers, int rank, CheckpointInfo &ci, std::string &path) {
   int64_t step;
   if (Status s = findLatestCheckpoint(dir, path, step); !s.ok()) return s;
   if (path.empty())
     return Status::error(std::string(what) + ": no checkpoint in '" + dir + "' (looked for " +
                          kCheckpointPrefix + "<step>" + kCheckpointSuffix + ")");
-  return readCheckpoint(path, info.fingerprint, checkpointTensors(info, buffers), ci)
-      .withContext(what);
+  CheckpointTensors tensors(info, buffers, rank);
+  Status s = readCheckpoint(path, info.fingerprint, tensors.forRead(), ci).withContext(what);
+  if (s.ok()) tensors.keepBlocks();
+  tensors.release();
+  return s;
 }
 
 // The mean loss under program.evaluate of batches 0..N-1: held-out ones, or training ones
@@ -392,7 +455,9 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
   if (options.resume) {
     CheckpointInfo ci;
     std::string path;
-    if (Status s = resumeFrom(options.checkpointDir, "--resume", info, buffers, ci, path); !s.ok())
+    if (Status s = resumeFrom(options.checkpointDir, "--resume", info, buffers,
+                              program.ranks().rank, ci, path);
+        !s.ok())
       return s;
     seed = ci.data.seed;
     first = static_cast<int64_t>(ci.step);
@@ -459,9 +524,13 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
     reporter.note("data-parallel: " + std::to_string(ranks.size) + " ranks (" + ranks.launcher +
                   "), each on " + ranks.device + "; each step's batch of " +
                   std::to_string(rows) + " rows in " + std::to_string(k) + " micro-batches, " +
-                  std::to_string(k / ranks.size) + " per rank, summed " + ranks.reduction);
+                  std::to_string(k / ranks.size) + " per rank, summed " + ranks.reduction +
+                  (info.shardedOver > 0
+                       ? "; the optimizer state split over the ranks (--shard-optimizer: each "
+                         "updates its block of every sharded parameter, then they gather them)"
+                       : ""));
   }
-  CheckpointWriter checkpoints(options, info, buffers, data, reporter, lead);
+  CheckpointWriter checkpoints(options, info, buffers, data, reporter, program, ranks.rank);
   RunStart start;
   start.firstStep = first;
   start.totalSteps = total;
@@ -546,7 +615,7 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
   if (!options.checkpointDir.empty() && lastWritten != end)
     if (Status s = checkpoints.write(end); !s.ok()) return s;
   if (!options.saveParams.empty() && lead) {
-    if (std::string bad = firstNonFinite(info, buffers); !bad.empty())
+    if (std::string bad = firstNonFinite(paramTensors(info, buffers)); !bad.empty())
       return Status::error("after step " + std::to_string(end) + ", " + bad +
                            "; not writing --save-params " + options.saveParams);
     if (Status s = saveParams(options.saveParams, info, buffers, end); !s.ok()) return s;
@@ -620,7 +689,9 @@ Status withParameters(const ProgramInfo &info, const std::string &checkpointDir,
   if (!checkpointDir.empty()) {
     CheckpointInfo ci;
     std::string path;
-    if (Status s = resumeFrom(checkpointDir, "--checkpoint-dir", info, buffers, ci, path); !s.ok())
+    if (Status s = resumeFrom(checkpointDir, "--checkpoint-dir", info, buffers,
+                              program ? program->ranks().rank : 0, ci, path);
+        !s.ok())
       return s;
   } else if (!initFrom.empty()) {
     if (Status s = loadParams(initFrom, info, buffers); !s.ok()) return s;

@@ -20,6 +20,15 @@
 // buffer twice. Bufferization gave the collective a result buffer beside its operand; the
 // gradients' size in the plan is that second buffer, which this removes.
 //
+// --shard-optimizer's gather reaches here as a copy marked "all_gather" of a whole buffer
+// whose rows of this rank hold its block into the whole result buffer; it becomes
+//
+//   stepc_all_gather_f32(placed, whole, id)
+//
+// which copies this rank's rows of `placed` into `whole` and the other ranks' blocks into
+// theirs.
+// It shares the ids' sequence with the all-reduces (one order of collectives per step).
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/Common/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,6 +48,7 @@ namespace {
 
 constexpr llvm::StringLiteral kCollective = "step.collective";  // set by the lowering
 constexpr llvm::StringLiteral kAllReduce = "stepc_all_reduce_sum_f32";
+constexpr llvm::StringLiteral kAllGather = "stepc_all_gather_f32";
 
 // True if `op`, or the op of `block` that holds it, comes before `point` (in `block`).
 bool before(mlir::Operation *op, mlir::Operation *point) {
@@ -84,19 +94,22 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
     if (copies.empty()) return;
     mlir::OpBuilder b(ctx);
     auto unranked = mlir::UnrankedMemRefType::get(b.getF32Type(), 0);
-    auto callee = module.lookupSymbol<mlir::func::FuncOp>(kAllReduce);
-    if (!callee) {
-      b.setInsertionPointToEnd(module.getBody());
-      callee = b.create<mlir::func::FuncOp>(
-          module.getLoc(), kAllReduce,
-          b.getFunctionType({unranked, unranked, b.getI64Type()}, {}));
-      callee.setPrivate();
-      callee->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-    }
-    int64_t bytes = 0, id = 0;
+    auto declare = [&](llvm::StringRef name) {
+      auto callee = module.lookupSymbol<mlir::func::FuncOp>(name);
+      if (!callee) {
+        mlir::OpBuilder top = mlir::OpBuilder::atBlockEnd(module.getBody());
+        callee = top.create<mlir::func::FuncOp>(
+            module.getLoc(), name, top.getFunctionType({unranked, unranked, top.getI64Type()}, {}));
+        callee.setPrivate();
+        callee->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+      }
+      return callee;
+    };
+    int64_t bytes = 0, id = 0, gathers = 0, gatherBytes = 0;
     for (mlir::linalg::CopyOp copy : copies) {
       auto attr = copy->getAttrOfType<mlir::StringAttr>(kCollective);
-      if (attr.getValue() != "all_reduce_sum") {
+      bool gather = attr.getValue() == "all_gather";
+      if (attr.getValue() != "all_reduce_sum" && !gather) {
         copy.emitError() << "unknown collective '" << attr.getValue() << "'";
         return signalPassFailure();
       }
@@ -104,11 +117,12 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
         copy.emitError() << "a collective must be bufferized before --step-collectives-to-runtime";
         return signalPassFailure();
       }
-      reduceInPlace(copy);
+      if (!gather) reduceInPlace(copy);
       mlir::Value in = copy.getInputs()[0], out = copy.getOutputs()[0];
       auto type = llvm::cast<mlir::MemRefType>(in.getType());
       if (!type.getElementType().isF32() || !type.hasStaticShape()) {
-        copy.emitError() << "the all-reduce expects a static f32 buffer, found " << type;
+        copy.emitError() << "the " << (gather ? "all-gather" : "all-reduce")
+                         << " expects a static f32 buffer, found " << type;
         return signalPassFailure();
       }
       mlir::Location loc = copy.getLoc();
@@ -116,9 +130,11 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       mlir::Value inView = b.create<mlir::memref::CastOp>(loc, unranked, in);
       mlir::Value outView = b.create<mlir::memref::CastOp>(loc, unranked, out);
       mlir::Value index = b.create<mlir::arith::ConstantIntOp>(loc, id++, 64);
-      b.create<mlir::func::CallOp>(loc, callee, mlir::ValueRange{inView, outView, index});
+      b.create<mlir::func::CallOp>(loc, declare(gather ? kAllGather : kAllReduce),
+                                   mlir::ValueRange{inView, outView, index});
       copy.erase();
-      bytes += type.getNumElements() * 4;
+      (gather ? gatherBytes : bytes) += type.getNumElements() * 4;
+      gathers += gather;
     }
     auto text = module->getAttrOfType<mlir::StringAttr>("step.program");
     if (!text) return;  // a bare module (a lit test of this pass alone)
@@ -127,8 +143,10 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       module.emitError("bad `step.program` description: ") << s.message();
       return signalPassFailure();
     }
-    d.info.allReduces = id;
+    d.info.allReduces = id - gathers;
     d.info.allReduceBytes = bytes;
+    d.info.allGathers = gathers;
+    d.info.allGatherBytes = gatherBytes;
     module->setAttr("step.program", mlir::StringAttr::get(ctx, rt::writeProgramDescription(d)));
   }
 };

@@ -153,6 +153,12 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
         s.slot = attrString(attrs, "step.slot").str();
         s.param = name;
         s.shape = shapeOf(type);
+        // --shard-optimizer: the argument is this rank's block; the spec keeps the whole
+        // tensor's shape (checkpoints hold whole tensors).
+        if (auto shards = attrs.getAs<mlir::IntegerAttr>("step.shards")) {
+          s.shards = shards.getInt();
+          s.shape[0] *= s.shards;
+        }
         stateIndex[{s.slot, name}] = static_cast<int>(info.state.size());
         info.state.push_back(std::move(s));
       } else if (role == "input" && !inputIndex.count(name)) {
@@ -280,6 +286,8 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
       info.memoryBudget = budget.getValue().str();
     if (auto split = train->getAttrOfType<mlir::IntegerAttr>("step.data_parallel"))
       info.dataParallelMicroBatches = split.getInt();
+    if (auto shards = train->getAttrOfType<mlir::IntegerAttr>("step.shard_optimizer"))
+      info.shardedOver = shards.getInt();
     // What each repeat's backward keeps (autodiff's `step.memory`), once per distinct repeat
     // (SAM's second pass and micro-batches differentiate the same layers again).
     train.walk([&](step::RepeatOp repeat) {
@@ -289,12 +297,37 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
     });
 
     // The fingerprint: everything a checkpoint's tensors mean, i.e. the model's name and the
-    // interface (names, roles, shapes and dtypes of every buffer), hashed.
+    // interface (names, roles, shapes and dtypes of every buffer), hashed. A sharded state
+    // buffer counts as the whole tensor a checkpoint holds, so that one sharded over the ranks
+    // (--shard-optimizer) resumes in one process and the reverse.
     std::string identity = info.name;
     llvm::raw_string_ostream os(identity);
-    os << train.getFunctionType();
-    for (unsigned i = 0; i < train.getNumArguments(); ++i) os << train.getArgAttrDict(i);
-    for (unsigned i = 0; i < train.getNumResults(); ++i) os << train.getResultAttrDict(i);
+    auto whole = [&](mlir::DictionaryAttr attrs, mlir::Type type) -> std::pair<mlir::DictionaryAttr, mlir::Type> {
+      auto shards = attrs ? attrs.getAs<mlir::IntegerAttr>("step.shards") : nullptr;
+      if (!shards) return {attrs, type};
+      auto t = llvm::cast<mlir::RankedTensorType>(type);
+      llvm::SmallVector<int64_t> shape(t.getShape());
+      shape[0] *= shards.getInt();
+      mlir::NamedAttrList kept(attrs);
+      kept.erase("step.shards");
+      return {kept.getDictionary(train.getContext()),
+              mlir::RankedTensorType::get(shape, t.getElementType())};
+    };
+    llvm::SmallVector<mlir::Type> argTypes, resultTypes;
+    llvm::SmallVector<mlir::DictionaryAttr> argAttrs, resultAttrs;
+    for (unsigned i = 0; i < train.getNumArguments(); ++i) {
+      auto [a, t] = whole(train.getArgAttrDict(i), train.getArgument(i).getType());
+      argAttrs.push_back(a);
+      argTypes.push_back(t);
+    }
+    for (unsigned i = 0; i < train.getNumResults(); ++i) {
+      auto [a, t] = whole(train.getResultAttrDict(i), train.getResultTypes()[i]);
+      resultAttrs.push_back(a);
+      resultTypes.push_back(t);
+    }
+    os << mlir::FunctionType::get(train.getContext(), argTypes, resultTypes);
+    for (mlir::DictionaryAttr a : argAttrs) os << a;
+    for (mlir::DictionaryAttr a : resultAttrs) os << a;
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx",
                   static_cast<unsigned long long>(rt::hashName(os.str())));

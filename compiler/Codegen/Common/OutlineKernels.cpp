@@ -199,11 +199,12 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
       }
       // Library calls (GEMMs) are profiled per call site, named by their shapes.
       host.walk([&](mlir::func::CallOp call) {
-        if (call.getCallee().starts_with("stepc_all_reduce")) {  // CollectivesToRuntime.cpp
-          mlir::Value in = call.getOperand(0);
+        bool gather = call.getCallee().starts_with("stepc_all_gather");
+        if (call.getCallee().starts_with("stepc_all_reduce") || gather) {  // CollectivesToRuntime
+          mlir::Value in = call.getOperand(gather ? 1 : 0);
           if (auto cast = in.getDefiningOp<mlir::memref::CastOp>()) in = cast.getSource();
           profile(module, call, profileNames.size());
-          profileNames.push_back("all_reduce " + shapes({in}) + " @" +
+          profileNames.push_back((gather ? "all_gather " : "all_reduce ") + shapes({in}) + " @" +
                                  std::to_string(profileNames.size()));
           return;
         }

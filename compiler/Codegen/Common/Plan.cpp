@@ -102,6 +102,15 @@ class PlanPrinter {
         if (call.getCallee().starts_with("stepc_profile_")) continue;
         // --data-parallel's commands (runtime/hal/cpu/Collectives.h).
         if (call.getCallee().starts_with("stepc_micro_batch_")) continue;  // the loop says it
+        if (call.getCallee() == "stepc_rank") continue;  // the gather and the slices say it
+        if (call.getCallee().starts_with("stepc_all_gather")) {
+          llvm::APInt id;
+          bool known = mlir::matchPattern(call.getOperand(2), mlir::m_ConstantInt(&id));
+          os_ << indent << "all-gather " << (known ? std::to_string(id.getSExtValue()) : "?")
+              << " (every rank's block of the rows, --shard-optimizer) " << operands(call)
+              << "\n";
+          continue;
+        }
         if (call.getCallee().starts_with("stepc_all_reduce")) {
           llvm::APInt id;
           bool known = mlir::matchPattern(call.getOperand(2), mlir::m_ConstantInt(&id));

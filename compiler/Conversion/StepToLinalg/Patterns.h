@@ -33,7 +33,8 @@ void populateDropoutPatterns(mlir::RewritePatternSet &patterns);
 void populateLowPrecisionPatterns(mlir::RewritePatternSet &patterns);
 /// The attribute naming a collective's marked linalg.copy ("all_reduce_sum").
 inline constexpr llvm::StringLiteral kCollectiveAttr = "step.collective";
-/// step.all_reduce: a linalg.copy marked with kCollectiveAttr.
+/// step.all_reduce and step.all_gather: a linalg.copy marked with kCollectiveAttr;
+/// step.rank_shard: a slice from the rank's first row (a call `stepc_rank`).
 void populateCollectivePatterns(mlir::RewritePatternSet &patterns);
 
 }  // namespace stepc::lowering

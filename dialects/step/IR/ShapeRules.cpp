@@ -441,6 +441,37 @@ STEP_INFER(EmbeddingGradOp) {
   return success();
 }
 
+// step.rank_shard and step.all_gather: the first axis divided by / multiplied by `parts`.
+STEP_INFER(RankShardOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto in = ranked(r, adaptor.getInput(), "the input");
+  if (!in) return failure();
+  int64_t parts = adaptor.getParts();
+  if (in->getRank() == 0 || in->getDimSize(0) % parts != 0)
+    return r.fail("expected a first axis that parts = ", parts, " divides, found shape ",
+                  shapeString(in->getShape()));
+  SmallVector<int64_t> shape(in->getShape());
+  shape[0] /= parts;
+  out.push_back(RankedTensorType::get(shape, in->getElementType()));
+  return success();
+}
+
+STEP_INFER(AllGatherOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto in = ranked(r, adaptor.getInput(), "the input");
+  if (!in) return failure();
+  if (in->getRank() == 0)
+    return r.fail("expected a tensor with a first axis to gather along, found a scalar");
+  SmallVector<int64_t> shape(in->getShape());
+  shape[0] *= adaptor.getParts();
+  if (!checkedNumElements(shape))
+    return r.fail("the gathered shape ", shapeString(shape), " is too large");
+  out.push_back(RankedTensorType::get(shape, in->getElementType()));
+  return success();
+}
+
 // Checks the shared facts of the conv1d gradient ops; returns (K, Cin, Cout).
 static std::optional<std::array<int64_t, 3>> convGradDims(const Reporter &r, RankedTensorType x,
                                                           RankedTensorType g, int64_t k,

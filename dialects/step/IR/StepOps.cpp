@@ -134,6 +134,8 @@ STEP_TENSOR_OP_ASM(RouteTokensOp)
 STEP_TENSOR_OP_ASM(RouteExpertsOp)
 STEP_TENSOR_OP_ASM(GatherRowsOp)
 STEP_TENSOR_OP_ASM(AllReduceOp)
+STEP_TENSOR_OP_ASM(RankShardOp)
+STEP_TENSOR_OP_ASM(AllGatherOp)
 #undef STEP_TENSOR_OP_ASM
 
 //===----------------------------------------------------------------------===//

@@ -648,6 +648,40 @@ def Step_AllReduceOp : Step_TensorOp<"all_reduce"> {
   let results = (outs TensorOf<[F32]>:$result);
 }
 
+def Step_RankShardOp : Step_TensorOp<"rank_shard"> {
+  let summary = "this rank's block of a tensor's rows (--shard-optimizer)";
+  let description = [{
+    The first axis of `input` is cut into `parts` equal blocks, one per data-parallel rank;
+    rank r gets block r, rows [r·n/parts, (r+1)·n/parts). The train step's assembly
+    (--shard-optimizer, ZeRO stage 1) takes each rank's block of a parameter and of its
+    reduced gradient, and updates only that block with its block of the optimizer state,
+    which is all the state a rank keeps. `parts` must divide the first axis; a run must have
+    exactly `parts` ranks (the runtime checks). Not differentiable.
+
+    ```mlir
+    %mine = step.rank_shard %grad {parts = 2} : tensor<8x256x32xf32> -> tensor<4x256x32xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$input, ConfinedAttr<Step_I64Attr, [IntPositive]>:$parts);
+  let results = (outs TensorOf<[F32]>:$result);
+}
+
+def Step_AllGatherOp : Step_TensorOp<"all_gather"> {
+  let summary = "the rows of every rank's block, in rank order (--shard-optimizer)";
+  let description = [{
+    The inverse of step.rank_shard: every rank passes its block `input` and every rank gets
+    the `parts` blocks stacked along the first axis, rank 0's first. No arithmetic: the
+    result holds the ranks' bits. The train step's assembly (--shard-optimizer) rebuilds each
+    sharded parameter from its updated blocks with it. Not differentiable.
+
+    ```mlir
+    %w = step.all_gather %block {parts = 2} : tensor<4x256x32xf32> -> tensor<8x256x32xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$input, ConfinedAttr<Step_I64Attr, [IntPositive]>:$parts);
+  let results = (outs TensorOf<[F32]>:$result);
+}
+
 //===----------------------------------------------------------------------===//
 // Gradient ops: emitted by autodiff, lowered to library calls / dedicated kernels
 //===----------------------------------------------------------------------===//

@@ -1,4 +1,4 @@
-//===- Collectives.cpp - the deterministic tree all-reduce ----------------===//
+//===- Collectives.cpp - the tree all-reduce and the all-gather -----------===//
 #include "runtime/hal/cpu/Collectives.h"
 
 #include <cstring>
@@ -18,6 +18,17 @@ std::vector<float> gScratch;
 struct Header {
   int64_t id, elements;
 };
+
+// The header a collective's first message carries, checked against this rank's.
+Status checkHeader(const Header &theirs, const Header &mine, int peer, int rank,
+                   const char *what) {
+  if (theirs.id == mine.id && theirs.elements == mine.elements) return {};
+  return Status::error("rank " + std::to_string(peer) + " sent collective " +
+                       std::to_string(theirs.id) + " of " + std::to_string(theirs.elements) +
+                       " floats while rank " + std::to_string(rank) + " runs " + what + " " +
+                       std::to_string(mine.id) + " of " + std::to_string(mine.elements) +
+                       ": the ranks run different programs");
+}
 
 }  // namespace
 
@@ -40,12 +51,7 @@ Status allReduceSum(Communicator &c, float *data, int64_t n, int64_t id,
     if (peer >= size) continue;
     Header theirs{};
     if (Status s = c.receive(&theirs, sizeof theirs, peer); !s.ok()) return s;
-    if (theirs.id != id || theirs.elements != n)
-      return Status::error("rank " + std::to_string(peer) + " sent reduction " +
-                           std::to_string(theirs.id) + " of " + std::to_string(theirs.elements) +
-                           " floats while rank " + std::to_string(rank) + " reduces " +
-                           std::to_string(id) + " of " + std::to_string(n) +
-                           ": the ranks run different programs");
+    if (Status s = checkHeader(theirs, mine, peer, rank, "reduction"); !s.ok()) return s;
     scratch.resize(static_cast<size_t>(n));
     if (Status s = c.receive(scratch.data(), bytes, peer); !s.ok()) return s;
     for (int64_t i = 0; i < n; ++i) data[i] = data[i] + scratch[static_cast<size_t>(i)];
@@ -59,6 +65,36 @@ Status allReduceSum(Communicator &c, float *data, int64_t n, int64_t id,
     } else if (rank % (2 * level) == level) {
       if (Status s = c.receive(data, bytes, rank - level); !s.ok()) return s;
     }
+  }
+  return {};
+}
+
+Status allGather(Communicator &c, float *whole, int64_t blockElements, int64_t id) {
+  int rank = c.rank(), size = c.size();
+  if (size & (size - 1))
+    return Status::error("the all-gather needs a power-of-two rank count, found " +
+                         std::to_string(size));
+  Header mine{id, blockElements};
+  size_t blockBytes = static_cast<size_t>(blockElements) * sizeof(float);
+  // After the exchange at distance d each rank holds the 2d blocks of its aligned group.
+  for (int d = 1; d < size; d *= 2) {
+    int peer = rank ^ d;
+    float *held = whole + static_cast<int64_t>(rank & ~(d - 1)) * blockElements;
+    float *theirs = whole + static_cast<int64_t>(peer & ~(d - 1)) * blockElements;
+    auto give = [&]() -> Status {
+      if (Status s = c.send(&mine, sizeof mine, peer); !s.ok()) return s;
+      return c.send(held, blockBytes * static_cast<size_t>(d), peer);
+    };
+    auto take = [&]() -> Status {
+      Header header{};
+      if (Status s = c.receive(&header, sizeof header, peer); !s.ok()) return s;
+      if (Status s = checkHeader(header, mine, peer, rank, "all-gather"); !s.ok()) return s;
+      return c.receive(theirs, blockBytes * static_cast<size_t>(d), peer);
+    };
+    // Blocking sends: the lower rank sends first, the higher receives first.
+    Status s = rank < peer ? give() : take();
+    if (s.ok()) s = rank < peer ? take() : give();
+    if (!s.ok()) return s;
   }
   return {};
 }
@@ -102,5 +138,34 @@ extern "C" void _mlir_ciface_stepc_all_reduce_sum_f32(StepcUnrankedF32 *input,
                                            : allReduceSum(*gCommunicator, out.data(), n, id, gScratch);
   if (!s.ok())
     gError = "all-reduce " + std::to_string(id) + " on rank " +
+             std::to_string(gCommunicator->rank()) + ": " + s.message();
+}
+
+extern "C" int64_t stepc_rank() {
+  using stepc::rt::gCommunicator;
+  return gCommunicator ? gCommunicator->rank() : 0;
+}
+
+extern "C" void _mlir_ciface_stepc_all_gather_f32(StepcUnrankedF32 *placed,
+                                                   StepcUnrankedF32 *whole, int64_t id) {
+  using namespace stepc::rt;
+  if (!gError.empty()) return;
+  F32View in(*placed), out(*whole);
+  int ranks = gCommunicator ? gCommunicator->size() : 1;
+  int64_t n = out.elements() / ranks;
+  if (!in.contiguous() || !out.contiguous() || in.elements() != out.elements() ||
+      n * ranks != out.elements()) {
+    gError = "all-gather " + std::to_string(id) + ": expected two contiguous buffers of the "
+             "same size, in " + std::to_string(ranks) + " blocks, found " +
+             std::to_string(in.elements()) + " and " + std::to_string(out.elements()) +
+             " floats (a compiler bug)";
+    return;
+  }
+  int64_t at = stepc_rank() * n;
+  if (in.data() != out.data())
+    std::memmove(out.data() + at, in.data() + at, static_cast<size_t>(n) * sizeof(float));
+  if (ranks == 1) return;
+  if (Status s = allGather(*gCommunicator, out.data(), n, id); !s.ok())
+    gError = "all-gather " + std::to_string(id) + " on rank " +
              std::to_string(gCommunicator->rank()) + ": " + s.message();
 }

@@ -20,6 +20,16 @@
 //
 // Without mpirun there is one rank and no MPI: the call copies and the loop runs all K.
 //
+// --shard-optimizer (ZeRO stage 1): rank r keeps block r of each sharded parameter's state and
+// updates block r of the parameter (the step slices it from row stepc_rank() · rows); then
+//
+//   stepc_all_gather_f32(placed, whole, id)
+//
+// copies this rank's rows of `placed` (its updated block, in place) into `whole` and puts
+// every other rank's block in its rows, on every rank, by
+// recursive doubling (log2 N exchanges, each of the blocks gathered so far). It moves bits and
+// adds nothing, so the parameters stay one process's.
+//
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_RUNTIME_HAL_CPU_COLLECTIVES_H
 #define STEPC_RUNTIME_HAL_CPU_COLLECTIVES_H
@@ -78,6 +88,11 @@ AllReduceMode allReduceMode();
 Status allReduceSum(Communicator &c, float *data, int64_t n, int64_t id,
                      std::vector<float> &scratch);
 
+/// Every rank's block of `whole` (size() blocks of `blockElements` floats, rank r's block r),
+/// on every rank; this rank's block is already in place. The rank count must be a power of
+/// two. `id` numbers the collective in the step (the ranks check they agree).
+Status allGather(Communicator &c, float *whole, int64_t blockElements, int64_t id);
+
 /// The first error of a reduction since the last call, and clears it; false if none.
 bool takeCollectiveError(std::string &message);
 
@@ -88,5 +103,9 @@ extern "C" int64_t stepc_micro_batch_begin(int64_t count);
 extern "C" int64_t stepc_micro_batch_end(int64_t count);
 extern "C" void _mlir_ciface_stepc_all_reduce_sum_f32(StepcUnrankedF32 *input,
                                                        StepcUnrankedF32 *output, int64_t id);
+/// This process's rank (0 without mpirun): where its blocks start (--shard-optimizer).
+extern "C" int64_t stepc_rank();
+extern "C" void _mlir_ciface_stepc_all_gather_f32(StepcUnrankedF32 *placed,
+                                                   StepcUnrankedF32 *whole, int64_t id);
 
 #endif  // STEPC_RUNTIME_HAL_CPU_COLLECTIVES_H

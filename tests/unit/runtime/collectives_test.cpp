@@ -1,8 +1,10 @@
-// The data-parallel all-reduce (runtime/hal/cpu/Collectives.h): its fixed tree, checked on
-// ranks that are threads of this process, and the MPI loader's errors.
+// The data-parallel all-reduce (runtime/hal/cpu/Collectives.h): its fixed tree, and the
+// all-gather of --shard-optimizer, checked on ranks that are threads of this process, and the
+// MPI loader's errors.
 #include "runtime/hal/cpu/Collectives.h"
 #include "tests/unit/runtime/thread_communicator.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -70,7 +72,52 @@ TEST(Collectives, ThreeRanksSumAsAPartialTree) {
 TEST(Collectives, RanksThatIssueDifferentReductionsFail) {
   std::vector<std::string> errors;
   reduceOnThreads({{1.f}, {2.f}}, {3, 4}, &errors);
-  EXPECT_NE(errors[0].find("rank 1 sent reduction 4 of 1 floats while rank 0 reduces 3"),
+  EXPECT_NE(errors[0].find("rank 1 sent collective 4 of 1 floats while rank 0 runs reduction 3"),
+            std::string::npos)
+      << errors[0];
+}
+
+// Runs allGather on `size` thread ranks: rank r's buffer holds `block` floats r·1000 + i in
+// its block r and NaN elsewhere; returns each rank's buffer (and its status in `errors`).
+std::vector<std::vector<float>> gatherOnThreads(int size, int64_t block, std::vector<int64_t> ids,
+                                                std::vector<std::string> *errors = nullptr) {
+  Mailboxes boxes;
+  std::vector<std::vector<float>> data(size, std::vector<float>(size * block, std::nanf("")));
+  for (int r = 0; r < size; ++r)
+    for (int64_t i = 0; i < block; ++i) data[r][r * block + i] = static_cast<float>(r * 1000 + i);
+  std::vector<std::string> status(size);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r)
+    threads.emplace_back([&, r] {
+      ThreadCommunicator c(boxes, r, size);
+      Status s = allGather(c, data[r].data(), block, ids[r]);
+      if (!s.ok()) status[r] = s.message();
+    });
+  for (std::thread &t : threads) t.join();
+  if (errors) *errors = status;
+  return data;
+}
+
+TEST(Collectives, AllGatherPutsEveryRanksBlockInItsRowsOnEveryRank) {
+  for (int size : {1, 2, 4, 8}) {
+    auto out = gatherOnThreads(size, 3, std::vector<int64_t>(size, 5));
+    for (int r = 0; r < size; ++r)
+      for (int b = 0; b < size; ++b)
+        for (int64_t i = 0; i < 3; ++i)
+          EXPECT_EQ(out[r][b * 3 + i], static_cast<float>(b * 1000 + i))
+              << size << " ranks: rank " << r << ", block " << b << ", element " << i;
+  }
+}
+
+TEST(Collectives, AllGatherRefusesRanksOutOfStepAndOddCounts) {
+  std::vector<std::string> errors;
+  gatherOnThreads(2, 2, {3, 4}, &errors);
+  // Rank 1 receives first (rank 0 sends first), so it is the one that finds the mismatch.
+  EXPECT_NE(errors[1].find("rank 0 sent collective 3 of 2 floats while rank 1 runs all-gather 4"),
+            std::string::npos)
+      << errors[1];
+  gatherOnThreads(3, 2, {0, 0, 0}, &errors);
+  EXPECT_NE(errors[0].find("the all-gather needs a power-of-two rank count, found 3"),
             std::string::npos)
       << errors[0];
 }

@@ -1,7 +1,9 @@
 // Tests --step-collectives-to-runtime: a bufferized linalg.copy marked step.collective =
 // "all_reduce_sum" (StepToLinalg's lowering of step.all_reduce) becomes one call of the
-// runtime's tree all-reduce, numbered in program order; unmarked copies stay copies; and the
-// reduction is in place when its input dies there and its output is fresh.
+// runtime's tree all-reduce, numbered in program order; unmarked copies stay copies; the
+// reduction is in place when its input dies there and its output is fresh; and a copy marked
+// "all_gather" (a whole buffer holding this rank's block into the whole result) becomes the
+// runtime's all-gather, numbered in the same sequence.
 //
 // RUN: %stepc-opt %s -split-input-file --step-collectives-to-runtime | FileCheck %s
 // RUN: %stepc-opt %s -split-input-file --step-collectives-to-runtime | %stepc-opt -split-input-file -o /dev/null
@@ -89,5 +91,23 @@ func.func @written_before(%g: memref<16xf32>, %r: memref<16xf32>) {
   memref.dealloc %sum : memref<16xf32>
   linalg.copy ins(%out : memref<16xf32>) outs(%r : memref<16xf32>)
   memref.dealloc %out : memref<16xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME: (%[[P:.+]]: memref<8x3xf32>, %[[W:.+]]: memref<8x3xf32>, %{{.+}}: memref<f32>, %{{.+}}: memref<f32>)
+// CHECK: call @stepc_all_reduce_sum_f32(%{{.+}}, %{{.+}}, %{{.+}})
+// CHECK: %[[VP:.+]] = memref.cast %[[P]] : memref<8x3xf32> to memref<*xf32>
+// CHECK: %[[VW:.+]] = memref.cast %[[W]] : memref<8x3xf32> to memref<*xf32>
+// CHECK: %[[ID:.+]] = arith.constant 1 : i64
+// CHECK: call @stepc_all_gather_f32(%[[VP]], %[[VW]], %[[ID]])
+// CHECK-NOT: linalg.copy
+// CHECK: func.func private @stepc_all_reduce_sum_f32
+// CHECK: func.func private @stepc_all_gather_f32(memref<*xf32>, memref<*xf32>, i64) attributes {llvm.emit_c_interface}
+func.func @gather(%placed: memref<8x3xf32>, %w: memref<8x3xf32>, %s: memref<f32>, %t: memref<f32>) {
+  linalg.copy {step.collective = "all_reduce_sum"} ins(%s : memref<f32>) outs(%t : memref<f32>)
+  linalg.copy {step.collective = "all_gather"} ins(%placed : memref<8x3xf32>) outs(%w : memref<8x3xf32>)
   return
 }

@@ -1035,3 +1035,15 @@ func.func @exact_streams(%x: tensor<4xf64>, %b: tensor<4xi64>) -> (tensor<4xf64>
   %z, %b0 = step.exact_scale %y, %b1 {num = 9, den = 10, bits = 32, inverse} : tensor<4xf64>, tensor<4xi64>
   return %z, %b0 : tensor<4xf64>, tensor<4xi64>
 }
+
+// -----
+
+// --shard-optimizer's collectives: this rank's block of the rows, and the blocks gathered.
+// CHECK-LABEL: func.func @shard_ops
+// CHECK: %[[B:.+]] = step.rank_shard %{{.+}} {parts = 2 : i64} : tensor<8x3xf32> -> tensor<4x3xf32>
+// CHECK: step.all_gather %[[B]] {parts = 2 : i64} : tensor<4x3xf32> -> tensor<8x3xf32>
+func.func @shard_ops(%w: tensor<8x3xf32>) -> tensor<8x3xf32> {
+  %b = step.rank_shard %w {parts = 2} : tensor<8x3xf32> -> tensor<4x3xf32>
+  %g = step.all_gather %b {parts = 2} : tensor<4x3xf32> -> tensor<8x3xf32>
+  return %g : tensor<8x3xf32>
+}
