@@ -59,7 +59,12 @@ ABSL_FLAG(std::string, target, "cpu",
           "cuda-emulated (a CPU executable running the CUDA kernels' blocks and threads one "
           "after another: checks the GPU mapping's numbers without a GPU)");
 ABSL_FLAG(std::string, gpu_arch, "sm_90", "`compile --target=cuda`: the NVIDIA architecture");
-ABSL_FLAG(bool, keep_object, false, "`compile`: also keep the object file as OUTPUT.o");
+ABSL_FLAG(bool, keep_object, false,
+          "`compile`: also keep the object files: OUTPUT.o, and OUTPUT.o.1, ... when the "
+          "backend ran on several threads (--backend-threads)");
+ABSL_FLAG(int32_t, backend_threads, 0,
+          "`compile`: threads for LLVM's backend, each compiling a part of the optimised module "
+          "to its own object file (0: one per CPU, at most 8; the code is the same)");
 ABSL_FLAG(bool, export_grads, false,
           "the step also returns every parameter's gradient (before clipping), which `NAME train "
           "--save-grads F` writes; for comparing gradients with another framework");
@@ -362,11 +367,17 @@ int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, c
   }
   stepc::codegen::ObjectOptions options;
   options.cpu = absl::GetFlag(FLAGS_cpu);
-  if (failed(stepc::codegen::emitObject(module, object, options))) {
+  options.threads = absl::GetFlag(FLAGS_backend_threads);
+  std::vector<std::string> objects, cudaObjects;
+  auto removeAll = [&] {
+    for (const std::string &o : objects) llvm::sys::fs::remove(o);
+    for (const std::string &o : cudaObjects) llvm::sys::fs::remove(o);
+  };
+  if (failed(stepc::codegen::emitObject(module, object, options, objects))) {
     llvm::sys::fs::remove(temporary);
+    removeAll();
     return 1;
   }
-  std::vector<std::string> objects = {object};
   llvm::SmallString<128> cudaTemporary;
   if (cuda) {
     std::string cudaObject = output + ".cuda.o";
@@ -375,17 +386,18 @@ int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, c
         return fail("cannot create a temporary file: " + ec.message());
       cudaObject = cudaTemporary.str().str();
     }
-    if (failed(stepc::codegen::emitObject(cuda, cudaObject, options))) {
+    if (failed(stepc::codegen::emitObject(cuda, cudaObject, options, cudaObjects))) {
       llvm::sys::fs::remove(temporary);
       llvm::sys::fs::remove(cudaTemporary);
+      removeAll();
       return 1;
     }
-    objects.push_back(cudaObject);
     std::fprintf(stderr, "stepc: CUDA step for %s (cubin and PTX embedded)\n", gpuArch.c_str());
   }
-  std::string error = stepc::codegen::linkExecutable(objects, archive, output);
-  if (!temporary.empty()) llvm::sys::fs::remove(temporary);
-  if (!cudaTemporary.empty()) llvm::sys::fs::remove(cudaTemporary);
+  std::vector<std::string> all(objects);
+  all.insert(all.end(), cudaObjects.begin(), cudaObjects.end());
+  std::string error = stepc::codegen::linkExecutable(all, archive, output);
+  if (!absl::GetFlag(FLAGS_keep_object)) removeAll();
   if (!error.empty()) return fail(error);
   std::fprintf(stderr, "stepc: wrote %s (run `%s --help`)\n", output.c_str(), output.c_str());
   return 0;

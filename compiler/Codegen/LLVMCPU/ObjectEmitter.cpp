@@ -1,7 +1,12 @@
 //===- ObjectEmitter.cpp - the `llvm` stage to x86 object code ------------===//
 #include "compiler/Codegen/LLVMCPU/ObjectEmitter.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -16,11 +21,17 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 namespace stepc::codegen {
 namespace {
+
+// A part of the module per thread, when it has this many functions per part at least (a tiny
+// module is not worth the bitcode round trip), and at most this many parts.
+constexpr int kFunctionsPerPart = 16;
+constexpr int kMaxParts = 8;
 
 // The instruction-set extensions a binary may need that an x86-64 CPU may lack, by the names
 // both LLVM and the runtime's check (runtime/hal/CpuCheck.h, GCC's __builtin_cpu_supports)
@@ -101,11 +112,25 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine, unsigned optLe
   pipeline.run(module, modules);
 }
 
+// Runs the backend (instruction selection, scheduling, register allocation) on `module`
+// into an object file at `path`; "" or the error.
+std::string codegen(llvm::Module &module, llvm::TargetMachine &machine, const std::string &path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec) return "cannot write '" + path + "': " + ec.message();
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, out, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return "the target cannot emit object files";
+  passes.run(module);
+  out.flush();
+  if (out.has_error()) return "cannot write '" + path + "'";
+  return "";
+}
+
 }  // namespace
 
 mlir::LogicalResult emitObject(mlir::ModuleOp module, const std::string &path,
-                               const ObjectOptions &options, std::string *llvmIr,
-                               std::string *targetOut) {
+                               const ObjectOptions &options, std::vector<std::string> &objects) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   std::string triple = llvm::sys::getProcessTriple();
@@ -127,11 +152,13 @@ mlir::LogicalResult emitObject(mlir::ModuleOp module, const std::string &path,
   // The medium code model puts large data (the arena: gpt2_124m's is 3.8 GB) in .lbss with
   // 64-bit addressing; under the default small model, data past 2 GiB cannot be reached and
   // the executable does not link.
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpu, features.getString(), targetOptions, llvm::Reloc::PIC_,
-      llvm::CodeModel::Medium, level));
+  auto makeMachine = [&] {
+    return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+        triple, cpu, features.getString(), targetOptions, llvm::Reloc::PIC_,
+        llvm::CodeModel::Medium, level));
+  };
+  std::unique_ptr<llvm::TargetMachine> machine = makeMachine();
   if (!machine) return module.emitError("cannot create a target machine for CPU '") << cpu << "'";
-  if (targetOut) *targetOut = triple + " " + cpu;
 
   // The description already lives in @stepc_program_description; the attribute has no LLVM
   // meaning.
@@ -147,20 +174,60 @@ mlir::LogicalResult emitObject(mlir::ModuleOp module, const std::string &path,
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
   embedCpuRequirements(*llvmModule, *machine, cpu);
-  optimize(*llvmModule, *machine, options.optLevel);
-  if (llvmIr) {
-    llvm::raw_string_ostream os(*llvmIr);
-    llvmModule->print(os, nullptr);
+
+  // LLVM's optimiser and backend take most of the compile time and work mostly one function
+  // at a time, so the module is split into parts, each optimised and compiled to its own
+  // object file on its own thread in its own context (what LLVM's parallel LTO does), sized
+  // round robin by function size. Nothing is lost across the cut: the host plan reaches the
+  // kernels through the thread pool's function pointers (never inlined), and kernels call
+  // only the math library.
+  int parts = options.threads > 0 ? options.threads
+                                  : static_cast<int>(std::thread::hardware_concurrency());
+  int functions = 0;
+  for (const llvm::Function &f : *llvmModule) functions += !f.isDeclaration();
+  parts = std::clamp(std::min(parts, functions / kFunctionsPerPart), 1, kMaxParts);
+  objects.clear();
+  if (parts == 1) {
+    optimize(*llvmModule, *machine, options.optLevel);
+    if (std::string error = codegen(*llvmModule, *machine, path); !error.empty())
+      return module.emitError(error);
+    objects.push_back(path);
+    return mlir::success();
   }
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
-  if (ec) return module.emitError("cannot write '") << path << "': " << ec.message();
-  llvm::legacy::PassManager codegen;
-  if (machine->addPassesToEmitFile(codegen, out, nullptr, llvm::CodeGenFileType::ObjectFile))
-    return module.emitError("the target cannot emit object files");
-  codegen.run(*llvmModule);
-  out.flush();
-  if (out.has_error()) return module.emitError("cannot write '") << path << "'";
+  std::vector<llvm::SmallVector<char, 0>> bitcode;
+  llvm::SplitModule(
+      *llvmModule, static_cast<unsigned>(parts),
+      [&](std::unique_ptr<llvm::Module> part) {
+        llvm::raw_svector_ostream os(bitcode.emplace_back());
+        llvm::WriteBitcodeToFile(*part, os);
+      },
+      /*PreserveLocals=*/false, /*RoundRobin=*/true);
+  std::vector<std::string> errors(bitcode.size());
+  for (size_t i = 0; i < bitcode.size(); ++i)
+    objects.push_back(i == 0 ? path : path + "." + std::to_string(i));
+  std::vector<std::thread> workers;
+  for (size_t i = 0; i < bitcode.size(); ++i)
+    workers.emplace_back([&, i] {
+      llvm::LLVMContext partContext;
+      llvm::Expected<std::unique_ptr<llvm::Module>> part = llvm::parseBitcodeFile(
+          llvm::MemoryBufferRef(llvm::StringRef(bitcode[i].data(), bitcode[i].size()), "part"),
+          partContext);
+      if (!part) {
+        errors[i] = "cannot read back part " + std::to_string(i) + " of the module: " +
+                    llvm::toString(part.takeError());
+        return;
+      }
+      std::unique_ptr<llvm::TargetMachine> partMachine = makeMachine();
+      if (!partMachine) {
+        errors[i] = "cannot create a target machine for CPU '" + cpu + "'";
+        return;
+      }
+      optimize(**part, *partMachine, options.optLevel);
+      errors[i] = codegen(**part, *partMachine, objects[i]);
+    });
+  for (std::thread &w : workers) w.join();
+  for (const std::string &error : errors)
+    if (!error.empty()) return module.emitError(error);
   return mlir::success();
 }
 

@@ -3,6 +3,7 @@
 #define STEPC_COMPILER_CODEGEN_OBJECTEMITTER_H
 
 #include <string>
+#include <vector>
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -14,14 +15,16 @@ struct ObjectOptions {
   std::string cpu = "native";
   /// LLVM's optimisation level, 0-3.
   int optLevel = 3;
+  /// Threads for the backend (0: one per CPU): the optimised module is split into as many
+  /// object files, compiled at once.
+  int threads = 0;
 };
 
-/// Translates `module` (at the `llvm` stage) to LLVM IR, optimises it and writes an object
-/// file to `path`. With `llvmIr`, also returns the optimised LLVM IR text. `target` receives
-/// the target it compiled for ("x86_64-pc-linux-gnu znver3").
+/// Translates `module` (at the `llvm` stage) to LLVM IR, optimises it and writes object code:
+/// `path`, and with more than one backend thread `path`.1, `path`.2, ... too; `objects`
+/// receives the files written (link them all).
 mlir::LogicalResult emitObject(mlir::ModuleOp module, const std::string &path,
-                               const ObjectOptions &options, std::string *llvmIr = nullptr,
-                               std::string *target = nullptr);
+                               const ObjectOptions &options, std::vector<std::string> &objects);
 
 }  // namespace stepc::codegen
 
