@@ -56,6 +56,25 @@ bool sliceable(mlir::AffineExpr e) {
   return false;
 }
 
+// Whether `e` is not zero at the origin (a constant term, K-1-k at k = 0). Linalg's tiling
+// slices every operand dimension, the untiled ones too (at offset e(0) with the map kept, as
+// the tile's extent is the whole loop), so such an index counts its constant twice whatever
+// loop is tiled: the grouped input gradient's s + (K-1) - k read K-1 rows too far, silently.
+bool offsetAtOrigin(mlir::AffineExpr e, unsigned dims) {
+  llvm::SmallVector<mlir::AffineExpr> zeros(dims, mlir::getAffineConstantExpr(0, e.getContext()));
+  mlir::AffineExpr at = mlir::simplifyAffineExpr(e.replaceDimsAndSymbols(zeros, {}), 0, 0);
+  auto c = llvm::dyn_cast<mlir::AffineConstantExpr>(at);
+  return !c || c.getValue() != 0;
+}
+
+// Whether the op may be tiled at all: no operand index is offset at the origin.
+bool sliceableAtOrigin(mlir::linalg::LinalgOp op) {
+  for (mlir::AffineMap map : op.getIndexingMapsArray())
+    for (mlir::AffineExpr e : map.getResults())
+      if (offsetAtOrigin(e, map.getNumDims())) return false;
+  return true;
+}
+
 // Whether loop `d` may be tiled: every operand index that depends on it is sliceable.
 bool tileable(mlir::linalg::LinalgOp op, unsigned d) {
   for (mlir::AffineMap map : op.getIndexingMapsArray())
@@ -76,7 +95,7 @@ llvm::SmallVector<int64_t> chooseTileSizes(mlir::linalg::LinalgOp op, int64_t ta
     work *= r;
   }
   if (work < minWork || ranges.empty() ||
-      iterators.front() != mlir::utils::IteratorType::parallel)
+      iterators.front() != mlir::utils::IteratorType::parallel || !sliceableAtOrigin(op))
     return {};
   if (minTileWork > 0) targetTiles = std::min(targetTiles, std::max<int64_t>(work / minTileWork, 2));
   llvm::SmallVector<int64_t> sizes(ranges.size(), 0);

@@ -6,10 +6,13 @@
 // g(o) = o floordiv (Cout/groups). Zero padding is explicit (a zero-filled tensor with the
 // operand inserted), so every generic reads in bounds through affine maps:
 // - conv1d: loops (b, t, o, k, c), reading xpad[b, t + k, g(o)·Cin/g + c] and w[k, c, o].
-// - conv1d_grad_input: dx[b, s, h·Cin/g + i] = Σ_k Σ_j gpad[b, s + K-1 - k, h·Cout/g + j] ·
-//   w[k, i, h·Cout/g + j] for group h, computed as [B, S, groups, Cin/g] (the weight expanded
-//   to [K, Cin/g, groups, Cout/g]) and collapsed; the gradient is padded by K-1-pad on the
-//   left and so that the last index is in range on the right.
+// - conv1d_grad_input: dx[b, s, h·Cin/g + i] = Σ_k Σ_j gpad[b, s + k, h·Cout/g + j] ·
+//   wf[k, h·Cout/g + j, i] for group h, with wf the taps reversed and transposed
+//   (flippedTaps: wf[k, o, i] = w[K-1-k, i, o]), computed as [B, S, groups, Cin/g] and
+//   collapsed; the gradient is padded by K-1-pad on the left and so that the last index is in
+//   range on the right. (Reading w[K-1-k] or gpad[s + K-1 - k] through a map instead would
+//   make a kernel that cannot be tiled: kernel tiling miscounts an index that is not zero at
+//   the origin, so TileKernels leaves such kernels whole.)
 // - conv1d_grad_weight: dw[k, c, o] = Σ_b Σ_t xpad[b, t + k, g(o)·Cin/g + c] · g[b, t, o].
 // Groups must divide both channel counts (declined otherwise).
 //
@@ -141,6 +144,8 @@ struct Conv1dLowering : mlir::OpRewritePattern<step::Conv1dOp> {
   }
 };
 
+Value flippedTaps(mlir::OpBuilder &b, mlir::Location loc, Value weight);
+
 struct Conv1dGradInputLowering : mlir::OpRewritePattern<step::Conv1dGradInputOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::Conv1dGradInputOp op,
@@ -164,21 +169,23 @@ struct Conv1dGradInputLowering : mlir::OpRewritePattern<step::Conv1dGradInputOp>
     Value g = padSequence(rw, op.getLoc(), op.getGrad(), left, right);
     mlir::MLIRContext *ctx = getContext();
     auto d = [&](unsigned i) { return mlir::getAffineDimExpr(i, ctx); };
-    // Loops (b, s, h, i, k, j) over a [B, S, groups, Cin/g] result and the weight expanded to
-    // [K, Cin/g, groups, Cout/g], so that every loop is a plain dimension of some operand.
+    // Loops (b, s, h, i, k, j) over a [B, S, groups, Cin/g] result and the flipped taps
+    // expanded to [K, groups, Cout/g, Cin/g], so that every loop is a plain dimension of some
+    // operand and every index an increasing sum of loops.
     mlir::AffineExpr b = d(0), s = d(1), h = d(2), i = d(3), k = d(4), j = d(5);
     mlir::Type element = resultType.getElementType();
     Value w = rw.create<mlir::tensor::ExpandShapeOp>(
-        op.getLoc(), mlir::RankedTensorType::get({kernel, cinPG, groups, coutPG}, element),
-        op.getWeight(), llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1}, {2, 3}});
+        op.getLoc(), mlir::RankedTensorType::get({kernel, groups, coutPG, cinPG}, element),
+        flippedTaps(rw, op.getLoc(), op.getWeight()),
+        llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1, 2}, {3}});
     auto splitType = mlir::RankedTensorType::get(
         {resultType.getDimSize(0), seq, groups, cinPG}, element);
     auto map6 = [&](llvm::ArrayRef<mlir::AffineExpr> exprs) {
       return mlir::AffineMap::get(6, 0, exprs, ctx);
     };
     Value split = contraction(rw, op.getLoc(), splitType, g, w,
-                              {map6({b, s + (kernel - 1) - k, h * coutPG + j}),
-                               map6({k, i, h, j}), map6({b, s, h, i})});
+                              {map6({b, s + k, h * coutPG + j}),
+                               map6({k, h, j, i}), map6({b, s, h, i})});
     Value dx = rw.create<mlir::tensor::CollapseShapeOp>(
         op.getLoc(), resultType, split,
         llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1}, {2, 3}});

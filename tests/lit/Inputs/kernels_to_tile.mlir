@@ -55,6 +55,17 @@ module {
     }
     return
   }
+  // A shifted read, x[d0, d1 + 2]: its index is 2 at the origin, so no loop is tiled, not even
+  // d0, which it does not depend on (linalg slices the untiled dimension too, at offset 2,
+  // and the kept map adds 2 again: the grouped convolution's input gradient read so).
+  func.func private @kernel_5_generic(%x: memref<64x66xf32>, %y: memref<64x64xf32>) attributes {step.kernel} {
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1 + 2)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%x : memref<64x66xf32>) outs(%y : memref<64x64xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      linalg.yield %a : f32
+    }
+    return
+  }
   // Not a kernel: left alone.
   func.func @host(%x: memref<64x1024xf32>, %y: memref<64xf32>, %a: memref<7x64x96xf32>, %b: memref<7x64x96xf32>) {
     call @kernel_0_generic(%x, %y) : (memref<64x1024xf32>, memref<64xf32>) -> ()

@@ -34,6 +34,8 @@
 // CHECK-NOT: scf.forall
 // CHECK-LABEL: func.func private @kernel_4_generic
 // CHECK-NOT: scf.forall
+// CHECK-LABEL: func.func private @kernel_5_generic
+// CHECK-NOT: scf.forall
 // CHECK-LABEL: func.func @host
 // CHECK-NOT: scf.forall
 

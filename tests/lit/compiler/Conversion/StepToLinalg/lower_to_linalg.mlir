@@ -431,8 +431,8 @@ func.func @repeat_reverse(%x: tensor<2x3xf32>, %ws: tensor<4x3x3xf32>)
 // CHECK-DAG:   #[[XMAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 + d3, (d2 floordiv 3) * 2 + d4)>
 // CHECK-DAG:   #[[WMAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d2)>
 // CHECK-DAG:   #[[YMAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
-// CHECK-DAG:   #[[GMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 - d4 + 2, d2 * 6 + d5)>
-// CHECK-DAG:   #[[EWMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d3, d2, d5)>
+// CHECK-DAG:   #[[GMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 + d4, d2 * 6 + d5)>
+// CHECK-DAG:   #[[EWMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d2, d5, d3)>
 // CHECK-DAG:   #[[DXMAP:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
 // CHECK-DAG:   #[[DWXMAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4 + d0, (d2 floordiv 6) * 4 + d1)>
 // CHECK-LABEL: func.func @conv1d_causal_groups
@@ -453,8 +453,9 @@ func.func @conv1d_causal_groups(%x: tensor<2x5x4xf32>, %w: tensor<3x2x6xf32>) ->
 
 // (f64: the shifted-GEMM form below takes f32 with one group; this is the general form.)
 // Tests that conv1d_grad_input pads the gradient (valid: K - 1 on both sides) and computes
-// [B, S, groups, Cin/groups] from the weight expanded to [K, Cin/groups, groups, Cout/groups],
-// then collapses it.
+// [B, S, groups, Cin/groups] from the taps flipped and transposed (wf[k, o, i] = w[2-k, i, o],
+// read in the body) and expanded to [K, groups, Cout/groups, Cin/groups], then collapses it:
+// every index is an increasing sum of loops (s + k), which kernel tiling slices correctly.
 // CHECK-LABEL: func.func @conv1d_grad_input_valid
 // CHECK:       %[[E:.+]] = tensor.empty() : tensor<2x7x6xf64>
 // CHECK:       %[[LEFT:.+]] = linalg.fill ins(%{{.+}} : f64) outs(%{{.+}} : tensor<2x2x6xf64>)
@@ -462,8 +463,11 @@ func.func @conv1d_causal_groups(%x: tensor<2x5x4xf32>, %w: tensor<3x2x6xf32>) ->
 // CHECK:       %[[G:.+]] = tensor.insert_slice %arg0 into %[[Z]][0, 2, 0] [2, 3, 6] [1, 1, 1]
 // CHECK:       %[[RIGHT:.+]] = linalg.fill ins(%{{.+}} : f64) outs(%{{.+}} : tensor<2x2x6xf64>)
 // CHECK:       %[[GP:.+]] = tensor.insert_slice %[[RIGHT]] into %[[G]][0, 5, 0] [2, 2, 6] [1, 1, 1]
-// CHECK:       %[[W:.+]] = tensor.expand_shape %arg1 {{\[\[}}0], [1], [2, 3]] output_shape [3, 4, 1, 6] : tensor<3x4x6xf64> into tensor<3x4x1x6xf64>
-// CHECK:       %[[D:.+]] = linalg.generic {indexing_maps = [#[[GMAP]], #[[EWMAP]], #[[DXMAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[GP]], %[[W]] : tensor<2x7x6xf64>, tensor<3x4x1x6xf64>)
+// CHECK:       %[[FLIP:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<3x6x4xf64>)
+// CHECK:         %[[TAP:.+]] = arith.subi %c2, %{{.+}} : index
+// CHECK:         tensor.extract %arg1[%[[TAP]], %{{.+}}, %{{.+}}] : tensor<3x4x6xf64>
+// CHECK:       %[[W:.+]] = tensor.expand_shape %[[FLIP]] {{\[\[}}0], [1, 2], [3]] output_shape [3, 1, 6, 4] : tensor<3x6x4xf64> into tensor<3x1x6x4xf64>
+// CHECK:       %[[D:.+]] = linalg.generic {indexing_maps = [#[[GMAP]], #[[EWMAP]], #[[DXMAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[GP]], %[[W]] : tensor<2x7x6xf64>, tensor<3x1x6x4xf64>)
 // CHECK:       %[[DX:.+]] = tensor.collapse_shape %[[D]] {{\[\[}}0], [1], [2, 3]] : tensor<2x5x1x4xf64> into tensor<2x5x4xf64>
 // CHECK:       return %[[DX]]
 func.func @conv1d_grad_input_valid(%g: tensor<2x3x6xf64>, %w: tensor<3x4x6xf64>) -> tensor<2x5x4xf64> {
