@@ -5,8 +5,11 @@ B per rank), and the same global batch in one process with N threads (what a use
 runs otherwise). Alternating rounds, median step time of each side (the first steps of a run
 left out as warm-up); the exposed all-reduce time is the time a rank spends inside the step's
 all-reduce calls (STEPC_PROFILE; the rank that spends most), waiting for the others included.
+With --shard-optimizer the N ranks' executable shards the optimizer state (ZeRO stage 1), and its
+all-gathers of the updated parameters count as exposed too.
 
-  benchmarks/data_parallel/run_dp_benchmark.sh [--ranks 2] [--rounds 5] [--steps 12] [--json F]
+  benchmarks/data_parallel/run_dp_benchmark.sh [--ranks 2] [--rounds 5] [--steps 12]
+                                               [--shard-optimizer] [--json F]
 """
 import argparse
 import json
@@ -41,11 +44,12 @@ def step_ms(metrics):
 def all_reduce_ms(output):
     # Each rank prints its own profile table at exit: one total per rank. The largest is
     # reported as exposed (the rank that waited most for the others, transfers included).
+    # The all-gathers of --shard-optimizer are collectives too.
     tables = output.split("profile (STEPC_PROFILE)")[1:]
     totals = []
     for t in tables:
-        totals.append(sum(float(m.group(1)) for m in
-                          re.finditer(r"^\s*([0-9.]+)\s+\d+\s+[0-9.]+%\s+all_reduce ", t, re.M)))
+        totals.append(sum(float(m.group(1)) for m in re.finditer(
+            r"^\s*([0-9.]+)\s+\d+\s+[0-9.]+%\s+all_(?:reduce|gather) ", t, re.M)))
     return totals
 
 
@@ -54,6 +58,8 @@ def main():
     p.add_argument("--ranks", type=int, default=2)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=12)
+    p.add_argument("--shard-optimizer", action="store_true",
+                   help="the N ranks' step shards the optimizer state (ZeRO stage 1)")
     p.add_argument("--json")
     a = p.parse_args()
     n = a.ranks
@@ -62,7 +68,13 @@ def main():
     many = os.path.join(tmp, "many")
     run([STEPC, "compile", *MODEL, "-o", one])
     run([STEPC, "compile", *MODEL, f"--batch={16 * n}", f"--micro-batches={n}", "--data-parallel",
-         "-o", many])
+         *([f"--shard-optimizer={n}"] if a.shard_optimizer else []), "-o", many])
+    # One process runs the global batch unsharded (a sharded step needs its N ranks).
+    whole = many
+    if a.shard_optimizer:
+        whole = os.path.join(tmp, "whole")
+        run([STEPC, "compile", *MODEL, f"--batch={16 * n}", f"--micro-batches={n}",
+             "--data-parallel", "-o", whole])
     info = run([many, "info"])
     reduce_line = next((l for l in info.splitlines() if l.startswith("data-parallel")), "")
     mpirun = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(n)]
@@ -83,7 +95,7 @@ def main():
         totals = all_reduce_ms(out)
         exposed.append(max(totals) / a.steps if totals else float("nan"))
         least.append(min(totals) / a.steps if totals else float("nan"))
-        run([many, "train", "--steps", str(a.steps), "--threads", str(n), "--metrics", m], env)
+        run([whole, "train", "--steps", str(a.steps), "--threads", str(n), "--metrics", m], env)
         sides[names[2]].append(step_ms(m))
         print(f"round {r + 1}: " + ", ".join(f"{k}: {v[-1]:.1f} ms" for k, v in sides.items()),
               flush=True)
@@ -105,6 +117,7 @@ def main():
     ring_us = 2 * 7 / 8 * reduce_bytes / nvlink * 1e6
     result = {
         "model": "byte_lm_small", "ranks": n, "rounds": a.rounds, "steps": a.steps,
+        "shard_optimizer": a.shard_optimizer,
         "median_step_ms": med, "min_max_step_ms": {k: [min(v), max(v)] for k, v in sides.items()},
         "weak_scaling_efficiency": t1 / tn,
         "throughput_vs_one_process_n_threads": tt / tn,
@@ -125,7 +138,8 @@ def main():
     print(f"weak scaling efficiency (1 rank / {n} ranks, same work per rank): {t1 / tn:.3f}")
     print(f"{n} ranks x 1 thread vs 1 process x {n} threads on the same global batch: "
           f"{tt / tn:.2f}x the throughput")
-    print(f"exposed all-reduce: {ex:.2f} ms per step, {100 * ex / tn:.1f}% of the step (the rank "
+    print(f"exposed {'all-reduce and all-gather' if a.shard_optimizer else 'all-reduce'}: "
+          f"{ex:.2f} ms per step, {100 * ex / tn:.1f}% of the step (the rank "
           f"that waits most; the other: {floor:.2f} ms) ({reduce_line})")
     if predicted:
         print(f"GPU, predicted: a rank's CUDA step on 16 rows {float(predicted.group(1)):.2f} ms "
