@@ -73,7 +73,8 @@ int main(int argc, char **argv) {
                  status.message().c_str());
     return 1;
   }
-  stepc::rt::initProfile(program->info().kernelNames);
+  stepc::rt::initProfile(program->info().kernelNames, program->info().kernelBytes,
+                         program->info().kernelFlops);
   // Under mpirun: join the run's ranks (a no-op for one process).
   status = program->attachRanks();
   if (!status.ok()) {

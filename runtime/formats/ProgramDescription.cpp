@@ -230,6 +230,13 @@ std::string writeProgramDescription(const ProgramDescription &d) {
   JsonValue kernels = JsonValue::array();
   for (const std::string &k : info.kernelNames) kernels.items.push_back(JsonValue::string(k));
   root.add("kernels", std::move(kernels));
+  if (!info.kernelBytes.empty()) {
+    JsonValue bytes = JsonValue::array(), flops = JsonValue::array();
+    for (double b : info.kernelBytes) bytes.items.push_back(num(b));
+    for (double f : info.kernelFlops) flops.items.push_back(num(f));
+    root.add("kernelBytes", std::move(bytes));
+    root.add("kernelFlops", std::move(flops));
+  }
   if (!d.debugChecks.empty()) {
     JsonValue checks = JsonValue::array();
     for (const std::string &c : d.debugChecks) checks.items.push_back(JsonValue::string(c));
@@ -367,6 +374,13 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
   // Optional: descriptions without a profile table are fine.
   if (const JsonValue *a = root.find("kernels"); a && a->isArray())
     for (const JsonValue &k : a->items) info.kernelNames.push_back(k.text);
+  for (auto [key, out] : {std::pair<const char *, std::vector<double> *>{"kernelBytes", &info.kernelBytes},
+                          {"kernelFlops", &info.kernelFlops}})
+    if (const JsonValue *a = root.find(key); a && a->isArray())
+      for (const JsonValue &k : a->items) out->push_back(std::strtod(k.text.c_str(), nullptr));
+  if (!info.kernelBytes.empty() && (info.kernelBytes.size() != info.kernelNames.size() ||
+                                    info.kernelFlops.size() != info.kernelNames.size()))
+    r.fail("the profile's kernelBytes and kernelFlops must have one entry per kernel name");
   if (const JsonValue *a = root.find("debugChecks"); a && a->isArray())
     for (const JsonValue &c : a->items) d.debugChecks.push_back(c.text);
   if (const JsonValue *a = r.member(root, "params", JsonValue::Kind::kArray))

@@ -149,6 +149,10 @@ struct ProgramInfo {
   std::string offloadSummary;
   /// Names of the profiled calls (kernels and library GEMMs) by profile id (Profile.h).
   std::vector<std::string> kernelNames;
+  /// By the same id (empty if unknown): the bytes of the buffers one call reads and writes
+  /// (each once) and a GEMM's FLOPs (0 for the rest), for the profile's bytes/s and FLOP/s.
+  std::vector<double> kernelBytes;
+  std::vector<double> kernelFlops;
 };
 
 /// The names of an input's two batch buffers: {name, name.targets} or {name, name.labels}.

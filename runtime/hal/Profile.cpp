@@ -14,6 +14,7 @@ struct Entry {
   std::string name;
   int64_t calls = 0;
   double seconds = 0;
+  double bytes = 0, flops = 0;  // per call (0: unknown)
 };
 
 struct State {
@@ -33,12 +34,15 @@ void printAtExit() {
 
 }  // namespace
 
-void initProfile(const std::vector<std::string> &names) {
+void initProfile(const std::vector<std::string> &names, const std::vector<double> &bytes,
+                 const std::vector<double> &flops) {
   const char *env = std::getenv("STEPC_PROFILE");
   State &s = state();
   s.enabled = env && *env && std::strcmp(env, "0") != 0;
   s.entries.clear();
-  for (const std::string &name : names) s.entries.push_back({name, 0, 0});
+  for (size_t i = 0; i < names.size(); ++i)
+    s.entries.push_back({names[i], 0, 0, i < bytes.size() ? bytes[i] : 0,
+                         i < flops.size() ? flops[i] : 0});
   if (s.enabled) std::atexit(printAtExit);
 }
 
@@ -59,9 +63,16 @@ std::string profileReport() {
   std::snprintf(line, sizeof line, "%10s %10s %7s  %s\n", "total ms", "calls", "share", "kernel");
   out += line;
   for (const Entry *e : order) {
-    std::snprintf(line, sizeof line, "%10.1f %10lld %6.1f%%  %s\n", e->seconds * 1e3,
+    // The rate goes after the name, so that a line still starts "ms calls share% name".
+    char rate[64] = "";
+    double seconds = std::max(e->seconds, 1e-12), n = static_cast<double>(e->calls);
+    if (e->flops > 0)
+      std::snprintf(rate, sizeof rate, "  (%.1f GFLOP/s)", e->flops * n / seconds / 1e9);
+    else if (e->bytes > 0)
+      std::snprintf(rate, sizeof rate, "  (%.1f GB/s)", e->bytes * n / seconds / 1e9);
+    std::snprintf(line, sizeof line, "%10.1f %10lld %6.1f%%  %s%s\n", e->seconds * 1e3,
                   static_cast<long long>(e->calls), total > 0 ? 100.0 * e->seconds / total : 0.0,
-                  e->name.c_str());
+                  e->name.c_str(), rate);
     out += line;
   }
   return out;

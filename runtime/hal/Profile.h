@@ -17,10 +17,13 @@
 namespace stepc::rt {
 
 /// Enables profiling if STEPC_PROFILE is set (and not "0"), naming the ids; registers the
-/// report to print at exit.
-void initProfile(const std::vector<std::string> &names);
+/// report to print at exit. `bytes` and `flops` (by id, or empty): what one call moves (its
+/// buffers, each once) and computes (a GEMM's 2·M·N·K), for the rates the table prints.
+void initProfile(const std::vector<std::string> &names, const std::vector<double> &bytes = {},
+                 const std::vector<double> &flops = {});
 
-/// The table: one line per kernel with calls, total ms and share of the total.
+/// The table: one line per kernel with calls, total ms and share of the total, and after the
+/// name the achieved rate: GFLOP/s for a GEMM, GB/s (its buffers once per call) for the rest.
 std::string profileReport();
 
 }  // namespace stepc::rt

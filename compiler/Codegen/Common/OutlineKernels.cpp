@@ -39,6 +39,17 @@ namespace stepc::codegen {
 namespace {
 
 // "[16x256x32xf32, 32x96xf32]": the buffers a kernel works on.
+// The bytes of the memrefs among `values` (static shapes), each once: what a call reads and
+// writes at least, for the profile's bytes/s.
+double bytesOf(llvm::ArrayRef<mlir::Value> values) {
+  double bytes = 0;
+  for (mlir::Value v : values)
+    if (auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType()); type && type.hasStaticShape())
+      bytes += static_cast<double>(type.getNumElements()) *
+               static_cast<double>(type.getElementTypeBitWidth()) / 8;
+  return bytes;
+}
+
 std::string shapes(llvm::ArrayRef<mlir::Value> values) {
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -112,6 +123,7 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
     mlir::MLIRContext *ctx = &getContext();
     std::map<std::string, mlir::func::FuncOp> byBody;  // structural key -> kernel
     std::vector<std::string> profileNames;              // by profile id
+    std::vector<double> profileBytes, profileFlops;     // per call, by profile id
     llvm::DenseMap<mlir::Operation *, int64_t> profileId;  // kernel function -> id
     int64_t calls = 0;
     int next = 0;
@@ -194,7 +206,11 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
         op->erase();
         ++calls;
         auto [it2, fresh] = profileId.try_emplace(target, profileNames.size());
-        if (fresh) profileNames.push_back(target.getSymName().str() + " " + shapes(args));
+        if (fresh) {
+          profileNames.push_back(target.getSymName().str() + " " + shapes(args));
+          profileBytes.push_back(bytesOf(args));
+          profileFlops.push_back(0);
+        }
         profile(module, call, it2->second);
       }
       // Library calls (GEMMs) are profiled per call site, named by their shapes.
@@ -206,6 +222,8 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
           profile(module, call, profileNames.size());
           profileNames.push_back((gather ? "all_gather " : "all_reduce ") + shapes({in}) + " @" +
                                  std::to_string(profileNames.size()));
+          profileBytes.push_back(bytesOf({in}));
+          profileFlops.push_back(0);
           return;
         }
         if (!call.getCallee().starts_with("stepc_matmul") &&
@@ -238,6 +256,15 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
         profile(module, call, profileNames.size());
         profileNames.push_back("gemm " + flags + " " + shapes(views) + " @" +
                                std::to_string(profileNames.size()));
+        // 2·M·N·K: the result's elements (batch included) times the reduction A holds.
+        auto a = llvm::dyn_cast<mlir::MemRefType>(views[0].getType());
+        auto c = llvm::dyn_cast<mlir::MemRefType>(views[2].getType());
+        double flops = 0;
+        if (a && c && a.hasStaticShape() && c.hasStaticShape() && a.getRank() >= 2)
+          flops = 2 * static_cast<double>(c.getNumElements()) *
+                  static_cast<double>(a.getDimSize(a.getRank() - (flags[0] == 'T' ? 2 : 1)));
+        profileBytes.push_back(bytesOf(views));
+        profileFlops.push_back(flops);
       });
     }
     // Kernel calls written in the program text (a call inside a loop counts once).
@@ -246,6 +273,8 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
       if (rt::parseProgramDescription(attr.getValue().str(), d).ok()) {
         d.info.kernelCount = calls;
         d.info.kernelNames = profileNames;
+        d.info.kernelBytes = profileBytes;
+        d.info.kernelFlops = profileFlops;
         module->setAttr("step.program", mlir::StringAttr::get(ctx, rt::writeProgramDescription(d)));
       }
     }

@@ -22,6 +22,8 @@ ProgramDescription sample() {
   d.info.samFlopsPerStep = 78.5;
   d.info.kernelCount = 4;
   d.info.kernelNames = {"kernel_0_generic [2xf32]", "gemm NN = [1x2xf32]"};
+  d.info.kernelBytes = {8, 24.5};
+  d.info.kernelFlops = {0, 4};
   d.info.extraMetrics = {"sam_loss"};
   ParamSpec w;
   w.name = "w";
@@ -66,6 +68,8 @@ TEST(ProgramDescription, RoundTrips) {
   EXPECT_EQ(out.info.samFlopsPerStep, 78.5);
   EXPECT_EQ(out.info.kernelCount, 4);
   EXPECT_EQ(out.info.kernelNames, in.info.kernelNames);
+  EXPECT_EQ(out.info.kernelBytes, in.info.kernelBytes);
+  EXPECT_EQ(out.info.kernelFlops, in.info.kernelFlops);
   EXPECT_EQ(out.info.params.at(0).init.mean, -1.25);
   EXPECT_EQ(out.info.params.at(0).init.std, 0.5);
   EXPECT_EQ(out.info.state.at(0).slot, "m");
@@ -99,6 +103,38 @@ TEST(ProgramDescription, RefusesDamage) {
   bad.info.state[0].param = "v";  // no such parameter
   s = parseProgramDescription(writeProgramDescription(bad), d);
   EXPECT_NE(s.message().find("no such parameter"), std::string::npos) << s.message();
+
+  bad = sample();
+  bad.info.kernelFlops.pop_back();  // the profile's rates need one entry per kernel
+  s = parseProgramDescription(writeProgramDescription(bad), d);
+  EXPECT_NE(s.message().find("one entry per kernel name"), std::string::npos) << s.message();
+
+  bad = sample();
+  bad.info.state[0].shards = 2;  // --shard-optimizer's blocks, but the step is not sharded
+  s = parseProgramDescription(writeProgramDescription(bad), d);
+  EXPECT_NE(s.message().find("is split into 2 blocks, which must divide its first axis and be "
+                             "the step's rank count (0)"),
+            std::string::npos)
+      << s.message();
+}
+
+// --shard-optimizer: a state tensor's blocks and the step's rank count come back, and the
+// step's buffer is the block (localShape).
+TEST(ProgramDescription, ShardedStateRoundTrips) {
+  ProgramDescription in = sample(), out;
+  in.info.shardedOver = 2;
+  in.info.allGathers = 1;
+  in.info.allGatherBytes = 8;
+  in.info.dataParallelMicroBatches = 2;
+  in.info.state[0].shards = 2;
+  Status s = parseProgramDescription(writeProgramDescription(in), out);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(out.info.shardedOver, 2);
+  EXPECT_EQ(out.info.allGathers, 1);
+  EXPECT_EQ(out.info.allGatherBytes, 8);
+  EXPECT_EQ(out.info.state.at(0).shards, 2);
+  EXPECT_EQ(out.info.state.at(0).shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(localShape(out.info.state.at(0)), (std::vector<int64_t>{1}));
 }
 
 // A hand-written entry point with the sample's train interface: w' = w - 0.5, m' = m + w,
