@@ -28,6 +28,20 @@ namespace stepc::codegen {
 
 namespace {
 
+// --shard-optimizer: a state argument marked step.shards is the rank's block of its first
+// axis; the whole tensor's type (what checkpoints hold) and the attributes without the mark.
+std::pair<mlir::DictionaryAttr, mlir::Type> wholeTensor(mlir::DictionaryAttr attrs, mlir::Type type) {
+  auto shards = attrs ? attrs.getAs<mlir::IntegerAttr>("step.shards") : nullptr;
+  if (!shards) return {attrs, type};
+  auto t = llvm::cast<mlir::RankedTensorType>(type);
+  llvm::SmallVector<int64_t> shape(t.getShape());
+  shape[0] *= shards.getInt();
+  mlir::NamedAttrList kept(attrs);
+  kept.erase("step.shards");
+  return {kept.getDictionary(type.getContext()),
+          mlir::RankedTensorType::get(shape, t.getElementType())};
+}
+
 std::vector<int64_t> shapeOf(mlir::Type type) {
   auto tensor = llvm::cast<mlir::RankedTensorType>(type);
   return {tensor.getShape().begin(), tensor.getShape().end()};
@@ -152,13 +166,10 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
         rt::StateSpec s;
         s.slot = attrString(attrs, "step.slot").str();
         s.param = name;
-        s.shape = shapeOf(type);
         // --shard-optimizer: the argument is this rank's block; the spec keeps the whole
         // tensor's shape (checkpoints hold whole tensors).
-        if (auto shards = attrs.getAs<mlir::IntegerAttr>("step.shards")) {
-          s.shards = shards.getInt();
-          s.shape[0] *= s.shards;
-        }
+        s.shape = shapeOf(wholeTensor(attrs, type).second);
+        if (auto shards = attrs.getAs<mlir::IntegerAttr>("step.shards")) s.shards = shards.getInt();
         stateIndex[{s.slot, name}] = static_cast<int>(info.state.size());
         info.state.push_back(std::move(s));
       } else if (role == "input" && !inputIndex.count(name)) {
@@ -302,26 +313,15 @@ struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
     // (--shard-optimizer) resumes in one process and the reverse.
     std::string identity = info.name;
     llvm::raw_string_ostream os(identity);
-    auto whole = [&](mlir::DictionaryAttr attrs, mlir::Type type) -> std::pair<mlir::DictionaryAttr, mlir::Type> {
-      auto shards = attrs ? attrs.getAs<mlir::IntegerAttr>("step.shards") : nullptr;
-      if (!shards) return {attrs, type};
-      auto t = llvm::cast<mlir::RankedTensorType>(type);
-      llvm::SmallVector<int64_t> shape(t.getShape());
-      shape[0] *= shards.getInt();
-      mlir::NamedAttrList kept(attrs);
-      kept.erase("step.shards");
-      return {kept.getDictionary(train.getContext()),
-              mlir::RankedTensorType::get(shape, t.getElementType())};
-    };
     llvm::SmallVector<mlir::Type> argTypes, resultTypes;
     llvm::SmallVector<mlir::DictionaryAttr> argAttrs, resultAttrs;
     for (unsigned i = 0; i < train.getNumArguments(); ++i) {
-      auto [a, t] = whole(train.getArgAttrDict(i), train.getArgument(i).getType());
+      auto [a, t] = wholeTensor(train.getArgAttrDict(i), train.getArgument(i).getType());
       argAttrs.push_back(a);
       argTypes.push_back(t);
     }
     for (unsigned i = 0; i < train.getNumResults(); ++i) {
-      auto [a, t] = whole(train.getResultAttrDict(i), train.getResultTypes()[i]);
+      auto [a, t] = wholeTensor(train.getResultAttrDict(i), train.getResultTypes()[i]);
       resultAttrs.push_back(a);
       resultTypes.push_back(t);
     }

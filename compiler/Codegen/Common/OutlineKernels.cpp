@@ -38,7 +38,6 @@ namespace stepc::codegen {
 
 namespace {
 
-// "[16x256x32xf32, 32x96xf32]": the buffers a kernel works on.
 // The bytes of the memrefs among `values` (static shapes), each once: what a call reads and
 // writes at least, for the profile's bytes/s.
 double bytesOf(llvm::ArrayRef<mlir::Value> values) {
@@ -50,6 +49,7 @@ double bytesOf(llvm::ArrayRef<mlir::Value> values) {
   return bytes;
 }
 
+// "[16x256x32xf32, 32x96xf32]": the buffers a kernel works on.
 std::string shapes(llvm::ArrayRef<mlir::Value> values) {
   std::string out;
   llvm::raw_string_ostream os(out);

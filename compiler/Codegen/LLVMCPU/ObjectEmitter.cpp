@@ -177,10 +177,12 @@ mlir::LogicalResult emitObject(mlir::ModuleOp module, const std::string &path,
 
   // LLVM's optimiser and backend take most of the compile time and work mostly one function
   // at a time, so the module is split into parts, each optimised and compiled to its own
-  // object file on its own thread in its own context (what LLVM's parallel LTO does), sized
-  // round robin by function size. Nothing is lost across the cut: the host plan reaches the
-  // kernels through the thread pool's function pointers (never inlined), and kernels call
-  // only the math library.
+  // object file on its own thread in its own context (what LLVM's parallel LTO does);
+  // SplitModule balances the parts by their number of functions. The host plan reaches the
+  // kernels through the thread pool's function pointers (never inlined) and kernels call only
+  // the math library, so no inlining is lost; local symbols become hidden external ones, which
+  // stops interprocedural constant propagation from specialising a kernel by its range task
+  // (keeping the two together measured no faster: benchmarks/README.md, compile time).
   int parts = options.threads > 0 ? options.threads
                                   : static_cast<int>(std::thread::hardware_concurrency());
   int functions = 0;

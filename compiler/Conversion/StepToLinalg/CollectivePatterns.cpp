@@ -15,10 +15,10 @@
 // it keep only the rank's block).
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Conversion/StepToLinalg/LoweringUtils.h"
 #include "compiler/Conversion/StepToLinalg/Patterns.h"
 #include "dialects/step/IR/StepDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -41,16 +41,8 @@ struct AllReduceLowering : mlir::OpRewritePattern<step::AllReduceOp> {
 
 // The first row of this rank's block of `rows` rows (an index).
 mlir::Value blockStart(mlir::PatternRewriter &rw, mlir::Operation *op, int64_t rows) {
-  auto module = op->getParentOfType<mlir::ModuleOp>();
-  auto fn = module.lookupSymbol<mlir::func::FuncOp>("stepc_rank");
   mlir::Location loc = op->getLoc();
-  if (!fn) {
-    mlir::OpBuilder mb(module.getBodyRegion());
-    fn = mb.create<mlir::func::FuncOp>(loc, "stepc_rank",
-                                       mb.getFunctionType({}, {mb.getI64Type()}));
-    fn.setPrivate();
-  }
-  mlir::Value rank = rw.create<mlir::func::CallOp>(loc, fn, mlir::ValueRange{}).getResult(0);
+  mlir::Value rank = callRuntimeI64(rw, op, "stepc_rank", mlir::ValueRange{});
   mlir::Value index = rw.create<mlir::arith::IndexCastOp>(loc, rw.getIndexType(), rank);
   mlir::Value size = rw.create<mlir::arith::ConstantIndexOp>(loc, rows);
   return rw.create<mlir::arith::MulIOp>(loc, index, size);

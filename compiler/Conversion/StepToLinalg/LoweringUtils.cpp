@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -180,6 +181,19 @@ mlir::Value gatherRows(mlir::OpBuilder &b, mlir::Location loc, mlir::Value sourc
         bb.create<mlir::linalg::YieldOp>(l, v);
       });
   return generic.getResult(0);
+}
+
+mlir::Value callRuntimeI64(mlir::OpBuilder &b, mlir::Operation *at, llvm::StringRef name,
+                           mlir::ValueRange args) {
+  auto module = at->getParentOfType<mlir::ModuleOp>();
+  auto fn = module.lookupSymbol<mlir::func::FuncOp>(name);
+  if (!fn) {
+    mlir::OpBuilder mb(module.getBodyRegion());
+    fn = mb.create<mlir::func::FuncOp>(at->getLoc(), name,
+                                       mb.getFunctionType(args.getTypes(), {mb.getI64Type()}));
+    fn.setPrivate();
+  }
+  return b.create<mlir::func::CallOp>(at->getLoc(), fn, args).getResult(0);
 }
 
 }  // namespace stepc::lowering

@@ -48,6 +48,12 @@ mlir::Value reduceAxisKeepdim(mlir::OpBuilder &b, mlir::Location loc, mlir::Valu
 
 bool isFloat(mlir::Type elementType);
 
+/// A call at the builder's point to the runtime function `name` (i64 arguments and one i64
+/// result), declared private in `at`'s module on first use: what --data-parallel's loop
+/// bounds and --shard-optimizer's rank ask the runtime (runtime/hal/cpu/Collectives.h).
+mlir::Value callRuntimeI64(mlir::OpBuilder &b, mlir::Operation *at, llvm::StringRef name,
+                           mlir::ValueRange args);
+
 /// An integer id as an index into a dimension of `size`, clamped to [0, size - 1]: compiled
 /// code never reads or writes out of bounds. Ids whose range the model fixes (token inputs,
 /// labels, iotas) are checked against the size when the model is verified (ShapeRules.cpp);

@@ -201,15 +201,7 @@ struct RepeatLowering : mlir::OpRewritePattern<step::RepeatOp> {
       if (op.getReverse() || !op.getStackedResults().empty()) return mlir::failure();
       Value n = rw.create<mlir::arith::ConstantIntOp>(loc, count, 64);
       auto bound = [&](llvm::StringRef name) {
-        auto module = op->getParentOfType<mlir::ModuleOp>();
-        auto fn = module.lookupSymbol<mlir::func::FuncOp>(name);
-        if (!fn) {
-          mlir::OpBuilder mb(module.getBodyRegion());
-          fn = mb.create<mlir::func::FuncOp>(
-              loc, name, mb.getFunctionType({mb.getI64Type()}, {mb.getI64Type()}));
-          fn.setPrivate();
-        }
-        Value v = rw.create<mlir::func::CallOp>(loc, fn, mlir::ValueRange{n}).getResult(0);
+        Value v = callRuntimeI64(rw, op, name, mlir::ValueRange{n});
         return rw.create<mlir::arith::IndexCastOp>(loc, rw.getIndexType(), v).getResult();
       };
       lower = bound("stepc_micro_batch_begin");
