@@ -37,6 +37,11 @@ def FuseElementwise : Pass<"step-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def CloneFills : Pass<"step-clone-fills", "mlir::ModuleOp"> {
+  let summary = "Gives every linalg op that accumulates into a fill made outside its block a fill (and empty tensor) of its own, just before it";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def SinkFills : Pass<"step-sink-fills", "mlir::ModuleOp"> {
   let summary = "Moves each fill of a local buffer down to just before the first op that touches the buffer";
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
