@@ -99,8 +99,9 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
   std::string predict =
       gpuArch.empty() ? "" : (",step-predict-step-time{gpu-arch=" + gpuArch + "}").str();
   addPipeline(pm,
-              std::string("step-drop-model,step-clone-fills,step-update-in-place,step-carry-in-place,"
-              "eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries "
+              std::string("step-drop-model,step-clone-fills,step-update-in-place,"
+              "step-carry-in-place,step-write-into-slots,eliminate-empty-tensors,"
+              "one-shot-bufferize{bufferize-function-boundaries "
               "function-boundary-type-conversion=identity-layout-map},canonicalize,"
               "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
               "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg") +

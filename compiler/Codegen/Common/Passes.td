@@ -37,6 +37,11 @@ def FuseElementwise : Pass<"step-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def WriteIntoSlots : Pass<"step-write-into-slots", "mlir::ModuleOp"> {
+  let summary = "Computes a value that is reshaped and inserted into a larger tensor straight into its slot (the empty tensor its kernels start from becomes the slot)";
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def CloneFills : Pass<"step-clone-fills", "mlir::ModuleOp"> {
   let summary = "Gives every linalg op that accumulates into a fill made outside its block a fill (and empty tensor) of its own, just before it";
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];

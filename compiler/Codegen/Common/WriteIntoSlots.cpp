@@ -1,0 +1,87 @@
+//===- WriteIntoSlots.cpp - --step-write-into-slots -----------------------===//
+//
+// A value that is reshaped and then inserted into a larger tensor (a layer's GEMM output,
+// [B·S, N] seen as [B, S, N], saved into the repeat's stack of activations for the backward)
+// is computed straight into its slot: the tensor.empty its kernels start from becomes the
+// slot (an extract_slice of the insert's destination), reshaped back to the kernel's shape.
+// Upstream --eliminate-empty-tensors does this only when no reshape is in between, so each
+// such activation was written to a temporary and copied into the stack: byte_lm_residual's
+// 1×1 projection output, [16, 256, 3·I] a layer.
+// Replacing an empty tensor (undefined contents) by any tensor of its type keeps the program's
+// meaning; whether the kernels then write the slot in place is one-shot bufferization's
+// decision, as for upstream's elimination. Only where the empty tensor has one use and the
+// slot's destination and offsets are defined before it.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Codegen/Common/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
+
+namespace stepc::codegen {
+
+#define GEN_PASS_DEF_WRITEINTOSLOTS
+#include "compiler/Codegen/Common/Passes.h.inc"
+
+namespace {
+
+// The tensor.empty that `v` is computed into, through the outputs of the linalg ops that
+// produce it (a GEMM accumulating into a fill of the empty tensor), or null.
+mlir::tensor::EmptyOp emptyBehind(mlir::Value v) {
+  while (auto result = llvm::dyn_cast<mlir::OpResult>(v)) {
+    if (auto empty = llvm::dyn_cast<mlir::tensor::EmptyOp>(result.getOwner())) return empty;
+    auto producer = llvm::dyn_cast<mlir::linalg::LinalgOp>(result.getOwner());
+    if (!producer) return nullptr;
+    v = producer.getDpsInitOperand(result.getResultNumber())->get();
+  }
+  return nullptr;
+}
+
+struct WriteIntoSlotsPass : impl::WriteIntoSlotsBase<WriteIntoSlotsPass> {
+  void runOnOperation() override {
+    llvm::SmallVector<mlir::tensor::InsertSliceOp> inserts;
+    getOperation().walk([&](mlir::tensor::InsertSliceOp insert) { inserts.push_back(insert); });
+    mlir::DominanceInfo dominance(getOperation());
+    for (mlir::tensor::InsertSliceOp insert : inserts) {
+      // The reshapes between the inserted value and the kernel computing it, outermost first.
+      llvm::SmallVector<mlir::Operation *> reshapes;
+      mlir::Value v = insert.getSource();
+      while (mlir::Operation *def = v.getDefiningOp()) {
+        if (!llvm::isa<mlir::tensor::ExpandShapeOp, mlir::tensor::CollapseShapeOp>(def)) break;
+        reshapes.push_back(def);
+        v = def->getOperand(0);
+      }
+      if (reshapes.empty()) continue;  // --eliminate-empty-tensors' case
+      mlir::tensor::EmptyOp empty = emptyBehind(v);
+      if (!empty || !empty->hasOneUse() || empty.getType() != v.getType()) continue;
+      llvm::SmallVector<mlir::Value> needed{insert.getDest()};
+      llvm::append_range(needed, insert.getOffsets());
+      llvm::append_range(needed, insert.getSizes());
+      llvm::append_range(needed, insert.getStrides());
+      if (!llvm::all_of(needed, [&](mlir::Value x) { return dominance.properlyDominates(x, empty); }))
+        continue;
+      mlir::OpBuilder b(empty);
+      mlir::Location loc = empty.getLoc();
+      mlir::Value slot = b.create<mlir::tensor::ExtractSliceOp>(
+          loc, insert.getSourceType(), insert.getDest(), insert.getMixedOffsets(),
+          insert.getMixedSizes(), insert.getMixedStrides());
+      // Undo each reshape, from the insert's side back to the kernel's shape.
+      for (mlir::Operation *reshape : reshapes) {
+        if (auto expand = llvm::dyn_cast<mlir::tensor::ExpandShapeOp>(reshape))
+          slot = b.create<mlir::tensor::CollapseShapeOp>(loc, expand.getSrcType(), slot,
+                                                         expand.getReassociationIndices());
+        else {
+          auto collapse = llvm::cast<mlir::tensor::CollapseShapeOp>(reshape);
+          slot = b.create<mlir::tensor::ExpandShapeOp>(loc, collapse.getSrcType(), slot,
+                                                       collapse.getReassociationIndices());
+        }
+      }
+      empty.replaceAllUsesWith(slot);
+      empty.erase();
+    }
+  }
+};
+
+}  // namespace
+
+}  // namespace stepc::codegen
