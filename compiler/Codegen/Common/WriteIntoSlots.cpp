@@ -4,13 +4,15 @@
 // [B·S, N] seen as [B, S, N], saved into the repeat's stack of activations for the backward)
 // is computed straight into its slot: the tensor.empty its kernels start from becomes the
 // slot (an extract_slice of the insert's destination), reshaped back to the kernel's shape.
-// Upstream --eliminate-empty-tensors does this only when no reshape is in between, so each
-// such activation was written to a temporary and copied into the stack: byte_lm_residual's
-// 1×1 projection output, [16, 256, 3·I] a layer.
+// Upstream --eliminate-empty-tensors does this only when no reshape is in between and replaces
+// the empty tensor for all its users, so it leaves alone an empty tensor that CSE made shared:
+// each such value was written to a temporary and copied into place (byte_lm_residual's 1×1
+// projection output saved into the stack, [16, 256, 3·I] a layer). Here only the chain's own
+// use of the empty tensor is replaced.
 // Replacing an empty tensor (undefined contents) by any tensor of its type keeps the program's
 // meaning; whether the kernels then write the slot in place is one-shot bufferization's
-// decision, as for upstream's elimination. Only where the empty tensor has one use and the
-// slot's destination and offsets are defined before it.
+// decision, as for upstream's elimination. Only where the slot's destination and offsets are
+// defined before the empty tensor.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/Common/Passes.h"
@@ -25,14 +27,16 @@ namespace stepc::codegen {
 
 namespace {
 
-// The tensor.empty that `v` is computed into, through the outputs of the linalg ops that
-// produce it (a GEMM accumulating into a fill of the empty tensor), or null.
-mlir::tensor::EmptyOp emptyBehind(mlir::Value v) {
+// The use of a tensor.empty that `v` is computed into, through the outputs of the linalg ops
+// that produce it (a GEMM accumulating into a fill of the empty tensor), or null.
+mlir::OpOperand *emptyBehind(mlir::Value v) {
+  mlir::OpOperand *use = nullptr;
   while (auto result = llvm::dyn_cast<mlir::OpResult>(v)) {
-    if (auto empty = llvm::dyn_cast<mlir::tensor::EmptyOp>(result.getOwner())) return empty;
+    if (llvm::isa<mlir::tensor::EmptyOp>(result.getOwner())) return use;
     auto producer = llvm::dyn_cast<mlir::linalg::LinalgOp>(result.getOwner());
     if (!producer) return nullptr;
-    v = producer.getDpsInitOperand(result.getResultNumber())->get();
+    use = producer.getDpsInitOperand(result.getResultNumber());
+    v = use->get();
   }
   return nullptr;
 }
@@ -51,10 +55,15 @@ struct WriteIntoSlotsPass : impl::WriteIntoSlotsBase<WriteIntoSlotsPass> {
         reshapes.push_back(def);
         v = def->getOperand(0);
       }
-      if (reshapes.empty()) continue;  // --eliminate-empty-tensors' case
-      mlir::tensor::EmptyOp empty = emptyBehind(v);
-      if (!empty || !empty->hasOneUse() || empty.getType() != v.getType()) continue;
-      llvm::SmallVector<mlir::Value> needed{insert.getDest()};
+      mlir::OpOperand *emptyUse = emptyBehind(v);
+      if (!emptyUse) continue;
+      auto empty = emptyUse->get().getDefiningOp<mlir::tensor::EmptyOp>();
+      if (empty.getType() != v.getType()) continue;
+      // (A concatenation's later parts insert into the previous insert's result, defined after
+      // their kernels, so they stay copies: taking their slots from the chain's first
+      // destination instead made one-shot bufferization copy that part anyway.)
+      mlir::Value dest = insert.getDest();
+      llvm::SmallVector<mlir::Value> needed{dest};
       llvm::append_range(needed, insert.getOffsets());
       llvm::append_range(needed, insert.getSizes());
       llvm::append_range(needed, insert.getStrides());
@@ -63,8 +72,8 @@ struct WriteIntoSlotsPass : impl::WriteIntoSlotsBase<WriteIntoSlotsPass> {
       mlir::OpBuilder b(empty);
       mlir::Location loc = empty.getLoc();
       mlir::Value slot = b.create<mlir::tensor::ExtractSliceOp>(
-          loc, insert.getSourceType(), insert.getDest(), insert.getMixedOffsets(),
-          insert.getMixedSizes(), insert.getMixedStrides());
+          loc, insert.getSourceType(), dest, insert.getMixedOffsets(), insert.getMixedSizes(),
+          insert.getMixedStrides());
       // Undo each reshape, from the insert's side back to the kernel's shape.
       for (mlir::Operation *reshape : reshapes) {
         if (auto expand = llvm::dyn_cast<mlir::tensor::ExpandShapeOp>(reshape))
@@ -76,8 +85,9 @@ struct WriteIntoSlotsPass : impl::WriteIntoSlotsBase<WriteIntoSlotsPass> {
                                                        collapse.getReassociationIndices());
         }
       }
-      empty.replaceAllUsesWith(slot);
-      empty.erase();
+      // Only this chain's use: CSE merges equal empty tensors, so others may share it.
+      emptyUse->set(slot);
+      if (empty->use_empty()) empty.erase();
     }
   }
 };

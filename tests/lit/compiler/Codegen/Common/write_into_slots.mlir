@@ -2,8 +2,8 @@
 // ([8, 4] seen as [2, 4, 4]) is computed in its slot: its empty tensor becomes the slot, an
 // extract_slice of the stack collapsed back to [8, 4]. Once bufferized, the loop writes the
 // GEMM straight into the stack (no copy); without the pass the output is copied there.
-// A value whose empty tensor has other users, and one inserted without a reshape (upstream
-// --eliminate-empty-tensors' case), are left alone.
+// An empty tensor shared with other kernels is replaced for this chain alone; a slot whose
+// destination or offset is defined after the empty tensor is left alone.
 //
 // RUN: %stepc-opt %s --step-write-into-slots | FileCheck %s
 // RUN: %stepc-opt %s --step-write-into-slots --eliminate-empty-tensors \
@@ -48,11 +48,14 @@ module {
     return %r : tensor<3x2x4x4xf32>
   }
 
-  // The empty tensor is shared with another kernel: unchanged.
+  // The empty tensor is shared with another kernel (CSE merges equal ones): only this
+  // chain's use becomes the slot.
   // CHECK-LABEL: func.func @shared_empty
-  // CHECK: %[[E:.+]] = tensor.empty() : tensor<8x4xf32>
+  // CHECK: %[[SLOT:.+]] = tensor.extract_slice %arg2[%{{.+}}, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1]
+  // CHECK-NEXT: %[[C:.+]] = tensor.collapse_shape %[[SLOT]]
+  // CHECK-NEXT: %[[E:.+]] = tensor.empty() : tensor<8x4xf32>
+  // CHECK-NEXT: linalg.fill ins(%{{.+}} : f32) outs(%[[C]] : tensor<8x4xf32>)
   // CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[E]] : tensor<8x4xf32>)
-  // CHECK-NOT: tensor.extract_slice
   func.func @shared_empty(%a: tensor<8x4xf32>, %w: tensor<4x4xf32>, %s: tensor<3x2x4x4xf32>) -> (tensor<3x2x4x4xf32>, tensor<8x4xf32>) {
     %c1 = arith.constant 1 : index
     %zero = arith.constant 0.0 : f32
@@ -78,5 +81,40 @@ module {
     %i = arith.addi %k, %k : index
     %n = tensor.insert_slice %x into %s[%i, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<2x4x4xf32> into tensor<3x2x4x4xf32>
     return %n : tensor<3x2x4x4xf32>
+  }
+
+  // A concatenation of two kernels' outputs sharing one empty tensor: the first part is
+  // computed in place; the second inserts into the first insert's result, defined after its
+  // kernel, and stays a copy.
+  // CHECK-LABEL: func.func @concat
+  // CHECK: %[[D:.+]] = tensor.empty() : tensor<4x8xf32>
+  // CHECK-NEXT: %[[S0:.+]] = tensor.extract_slice %[[D]][0, 0] [4, 4] [1, 1]
+  // CHECK-NEXT: %[[E:.+]] = tensor.empty() : tensor<4x4xf32>
+  // CHECK-NEXT: linalg.generic {{.+}} outs(%[[S0]] : tensor<4x4xf32>)
+  // CHECK: linalg.generic {{.+}} outs(%[[E]] : tensor<4x4xf32>)
+  // BUF-LABEL: func.func @concat
+  // BUF-COUNT-1: memref.copy
+  // BUF-NOT: memref.copy
+  // BUF: return
+  // NOPASS-LABEL: func.func @concat
+  // NOPASS-COUNT-2: memref.copy
+  func.func @concat(%a: tensor<4x4xf32>) -> tensor<4x8xf32> {
+    %d = tensor.empty() : tensor<4x8xf32>
+    %e = tensor.empty() : tensor<4x4xf32>
+    %x = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%a : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %m = arith.mulf %in, %in : f32
+      linalg.yield %m : f32
+    } -> tensor<4x4xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+        ins(%a : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %m = arith.addf %in, %in : f32
+      linalg.yield %m : f32
+    } -> tensor<4x4xf32>
+    %c0 = tensor.insert_slice %x into %d[0, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x8xf32>
+    %c1 = tensor.insert_slice %y into %c0[0, 4] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x8xf32>
+    return %c1 : tensor<4x8xf32>
   }
 }
