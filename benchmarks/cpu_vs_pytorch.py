@@ -360,6 +360,9 @@ TORCH_SIDES = {
 }
 # stepc's training flags per recipe: the model's own step.config, or AdamW and its schedule only.
 RECIPES = {"model": [], "plain": ["--sam-rho=0", "--clip=none"]}
+# stepc's sides: the compiler's defaults, and (stepc_direct) every convolution as direct GEMMs
+# over its window instead of Winograd's F(4, K) (what --conv-algorithm=auto picks for wide ones).
+STEPC_SIDES = {"stepc": [], "stepc_direct": ["--conv-algorithm=direct"]}
 
 
 def bench_torch(model, side, a, depth=None, recipe="model"):
@@ -377,15 +380,16 @@ def bench_torch(model, side, a, depth=None, recipe="model"):
     return r
 
 
-def bench_stepc(model, a, workdir, depth=None, recipe="model"):
+def bench_stepc(model, a, workdir, depth=None, recipe="model", side="stepc"):
     res = {}
-    binary = os.path.join(workdir, model + (f"_depth{depth}" if depth else "") + "_" + recipe)
+    binary = os.path.join(workdir, model + (f"_depth{depth}" if depth else "") + "_" + recipe +
+                          side[len("stepc"):])
     for attempt in range(30):  # the compiler binary may be mid-rebuild
         if os.access(STEPC, os.X_OK):
             break
         time.sleep(10)
     rc, out, wall, rss, to = run_measured([STEPC, "compile", *model_args(model, depth),
-                                           *RECIPES[recipe], "-o", binary],
+                                           *RECIPES[recipe], *STEPC_SIDES[side], "-o", binary],
                                           a.compile_timeout)
     res["compile_s"], res["compile_rss"] = wall, rss
     if rc != 0 or to:
@@ -484,7 +488,7 @@ def main():
     for s in (s.strip() for s in a.sides.split(",") if s.strip()):
         sides += list(TORCH_SIDES) if s == "torch" else [s]
     for s in sides:
-        if s != "stepc" and s not in TORCH_SIDES:
+        if s not in STEPC_SIDES and s not in TORCH_SIDES:
             raise SystemExit(f"--sides: unknown side '{s}'")
     recipes = [r.strip() for r in a.recipes.split(",") if r.strip()]
     for r in recipes:
@@ -512,14 +516,14 @@ def main():
         r = {}
         key = f"{model} [{recipe}]" + (f"@depth={depth}" if depth else "")
         # Alternating: the sides run one after another, stepc in the middle of the PyTorch ones.
-        order = [s for s in sides if s != "stepc"]
-        if "stepc" in sides:
-            order.insert(len(order) // 2, "stepc")
+        order = [s for s in sides if s not in STEPC_SIDES]
+        for s in (s for s in sides if s in STEPC_SIDES):
+            order.insert(len(order) // 2, s)
         for round_ in range(a.rounds):
             for side in order:
                 print(f"--- {key}: {side}" + (f" (round {round_ + 1})" if a.rounds > 1 else ""),
                       flush=True)
-                one = (bench_stepc(model, a, workdir, depth, recipe) if side == "stepc"
+                one = (bench_stepc(model, a, workdir, depth, recipe, side) if side in STEPC_SIDES
                        else bench_torch(model, side, a, depth, recipe))
                 if "error" in one:
                     print(f"    {side}: {one['error']}")
@@ -562,13 +566,19 @@ def main():
                     rate = flops / (ms / 1e3) / 1e9
                     peak = f" = {100 * rate / probe['fma_gflops_t']:.0f}% of the measured " \
                            f"{probe['threads']}-thread FMA peak" if probe else ""
-                    print(f"achieved {s:<6}: {rate:.1f} GFLOP/s of model FLOPs{peak}")
+                    print(f"achieved {s:<6}: {rate:.1f} GFLOP/s of model FLOPs{peak}"
+                          + (" (model FLOPs count each convolution directly; Winograd does "
+                             "fewer)" if s == "stepc" else ""))
         if r.get("stepc", {}).get("gemm_share") is not None:
             print(f"stepc step in GEMMs: {100 * r['stepc']['gemm_share']:.0f}% (STEPC_PROFILE), "
                   f"{100 - 100 * r['stepc']['gemm_share']:.0f}% in the other kernels")
         if "stepc" in r:
             st = r["stepc"]
-            timed = [s for s in r if s != "stepc" and r[s].get("ms") and not math.isnan(r[s]["ms"])]
+            timed = [s for s in r if s in TORCH_SIDES and r[s].get("ms") and not math.isnan(r[s]["ms"])]
+            other = r.get("stepc_direct", {})
+            if other.get("ms") and st.get("ms") and not math.isnan(other["ms"]):
+                print(f"stepc vs stepc_direct (convolutions as direct GEMMs): speedup "
+                      f"{other['ms'] / st['ms']:.2f}x")
             if timed and st.get("ms") and not math.isnan(st["ms"]):
                 for s in timed:
                     print(f"stepc vs {s:<17}: speedup {r[s]['ms'] / st['ms']:.2f}x   "

@@ -58,10 +58,16 @@ void addPipeline(mlir::OpPassManager &pm, llvm::StringRef text) {
 // @eval_loss (Training) and the step.program description first: both read the step.model,
 // which the lowering keeps until `buffers` drops it. Each layer's update then moves into the
 // backward repeat that computes its gradient, so that no stacked gradient is materialized.
-void buildLinalg(mlir::OpPassManager &pm) {
-  addPipeline(pm, "step-build-eval-loss,step-build-sample-logits,step-build-sample-step,"
-                  "step-describe-program,step-sink-layer-updates,"
-                  "step-lower-to-linalg,canonicalize,cse");
+// Convolutions wide enough are then marked for Winograd's F(m, K) (`convAlgorithm`: direct,
+// auto or winograd; see step-choose-conv-algorithm) before everything is lowered.
+void buildLinalg(mlir::OpPassManager &pm, llvm::StringRef convAlgorithm, int64_t winogradTile,
+                 bool perturbWinograd = false) {
+  addPipeline(pm, ("step-build-eval-loss,step-build-sample-logits,step-build-sample-step,"
+                   "step-describe-program,step-sink-layer-updates,"
+                   "step-choose-conv-algorithm{algorithm=" + convAlgorithm +
+                   " tile=" + llvm::Twine(winogradTile) +
+                   (perturbWinograd ? " test-only-perturb" : "") + "},"
+                   "step-lower-to-linalg,canonicalize,cse").str());
 }
 
 // Elementwise producers fuse into their consumers (elementwise ops or reductions) when they
@@ -180,6 +186,16 @@ struct TrainOptions : mlir::PassPipelineOptions<TrainOptions> {
                            llvm::cl::init(true)};
 };
 
+struct LinalgOptions : mlir::PassPipelineOptions<LinalgOptions> {
+  Option<std::string> convAlgorithm{
+      *this, "conv-algorithm",
+      llvm::cl::desc("direct, auto (the CPU's: Winograd for wide convolutions) or winograd"),
+      llvm::cl::init("auto")};
+  Option<int64_t> winogradTile{*this, "winograd-tile",
+                               llvm::cl::desc("outputs per Winograd tile, m of F(m, K)"),
+                               llvm::cl::init(4)};
+};
+
 struct BuffersOptions : mlir::PassPipelineOptions<BuffersOptions> {
   Option<std::string> gpuArch{*this, "gpu-arch",
                               llvm::cl::desc("tile for this NVIDIA architecture's SMs (a CUDA "
@@ -206,6 +222,12 @@ template <void (*Build)(mlir::OpPassManager &, llvm::StringRef)>
 void stageForArch(mlir::OpPassManager &pm, const StageOptions &options) {
   Build(pm, options.gpuArch);
 }
+// Winograd convolutions are the CPU's only: a GPU target keeps the direct GEMMs (cuBLASLt's
+// rate is not measured against it yet), whatever --conv-algorithm says (validate() refuses).
+void stageLinalg(mlir::OpPassManager &pm, const StageOptions &options) {
+  buildLinalg(pm, options.target == Target::CPU ? options.convAlgorithm : "direct",
+              options.winogradTile, options.testOnlyPerturbWinograd);
+}
 void stageBuffers(mlir::OpPassManager &pm, const StageOptions &options) {
   buildBuffers(pm, options.target == Target::CPU ? "" : options.gpuArch, options.debugNan);
 }
@@ -220,7 +242,7 @@ const Stage kStages[] = {
      kAll, StageKind::IR, "stepc-train", "mlir", stageTrain},
     {"linalg", "+ func @eval_loss and the step.program description (what each buffer is); both "
                "functions lowered to linalg/tensor/arith/math/scf",
-     kAll, StageKind::IR, "stepc-linalg", "mlir", stage<buildLinalg>},
+     kAll, StageKind::IR, "stepc-linalg", "mlir", stageLinalg},
     {"kernels", "elementwise ops fused into their consumers (elementwise ops and reductions); "
                 "each linalg op left is one kernel",
      kAll, StageKind::IR, "stepc-kernels", "mlir", stage<buildKernels>},
@@ -271,6 +293,14 @@ std::optional<Target> parseTarget(llvm::StringRef name, std::string &error) {
 std::string StageOptions::validate() const {
   std::string error;
   if (target != Target::CPU && !lookupGpuTarget(gpuArch, error)) return error;
+  if (convAlgorithm != "direct" && convAlgorithm != "auto" && convAlgorithm != "winograd")
+    return "--conv-algorithm expects direct, auto or winograd, found '" + convAlgorithm + "'";
+  if (convAlgorithm == "winograd" && target != Target::CPU)
+    return "--conv-algorithm=winograd is for --target=cpu only (a GPU target computes its "
+           "convolutions as direct GEMMs)";
+  if (winogradTile < 1 || winogradTile > 12)
+    return "--winograd-tile expects 1 to 12 outputs per tile, found " +
+           std::to_string(winogradTile);
   return "";
 }
 
@@ -357,9 +387,11 @@ void registerCodegenPipelines() {
           stage.target = o.columnNorms ? Target::CPU : Target::CUDA;
           stageTrain(pm, stage);
         });
-    mlir::PassPipelineRegistration<>(
+    mlir::PassPipelineRegistration<LinalgOptions>(
         "stepc-linalg", "stage `linalg`: @eval_loss, step.program, step ops to linalg",
-        buildLinalg);
+        [](mlir::OpPassManager &pm, const LinalgOptions &o) {
+          buildLinalg(pm, o.convAlgorithm, o.winogradTile);
+        });
     mlir::PassPipelineRegistration<>("stepc-kernels", "stage `kernels`: elementwise fusion",
                                      buildKernels);
     mlir::PassPipelineRegistration<BuffersOptions>(

@@ -63,6 +63,9 @@ struct StageOptions {
   std::string gpuArch = "sm_90";  // --gpu-arch: GpuTargets.h
   train::BuildTrainStepOptions train;  // the `train` stage: overrides of the step.config
   bool debugNan = false;  // --debug-nan: the CPU step checks every kernel's outputs (CheckFinite)
+  std::string convAlgorithm = "auto";  // --conv-algorithm: direct, auto or winograd (CPU)
+  int64_t winogradTile = 4;            // --winograd-tile: m of Winograd's F(m, K)
+  bool testOnlyPerturbWinograd = false;  // --test-only-perturb-winograd (tests' negative control)
   /// An empty string when the options are valid, else the error to print.
   std::string validate() const;
 };

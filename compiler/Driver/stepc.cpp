@@ -87,6 +87,15 @@ ABSL_FLAG(bool, debug_nan, false,
           "`compile`: after every kernel and GEMM the CPU step checks its outputs; the first NaN "
           "or Inf stops the run naming the model op it came from (file:line:col: op 'step.x'). "
           "Slower: for finding where a NaN starts");
+ABSL_FLAG(std::string, conv_algorithm, "auto",
+          "`compile` (CPU): how convolutions are computed: direct (GEMMs over the window), "
+          "winograd (Winograd's F(m, K): fewer multiplications, ~1e-5 relative error in f32) or "
+          "auto (Winograd where both channel counts are at least 128, else direct)");
+ABSL_FLAG(int64_t, winograd_tile, 4,
+          "`compile`: outputs per Winograd tile, m of F(m, K) (larger saves more, loses digits)");
+ABSL_FLAG(bool, test_only_perturb_winograd, false,
+          "tests only: Winograd's G with one coefficient 1% off, a wrong transform the numeric "
+          "tests must catch");
 ABSL_FLAG(std::string, memory_budget, "",
           "`compile`, `interpret`: the most memory the training step may plan (bytes, or with "
           "K, M, G: KiB, MiB, GiB); per step.repeat the compiler then chooses what the backward "
@@ -162,6 +171,11 @@ Usage:
                   [--rebuild-error] (compile, interpret): the step reports metric
                   rebuild_error, the distance of each reversible repeat's rebuilt inputs
                   from the forward's (0: bit for bit).
+                  [--conv-algorithm=auto|direct|winograd [--winograd-tile=M]] (compile,
+                  CPU): convolutions as GEMMs over their window, or by Winograd's F(M, K)
+                  (α = M + K - 1 GEMMs instead of K: 2.8x fewer multiplications for F(4, 7),
+                  ~1e-5 relative error in f32); auto takes Winograd where both channel
+                  counts are at least 128 (byte_lm's default configuration).
                   [--debug-nan] (compile): the CPU step checks every kernel's and GEMM's
                   outputs; the first NaN or Inf stops the run naming the model op it came
                   from ("model.mlir:12:8: op 'step.rsqrt' ... produced +Inf"). Slower.
@@ -470,6 +484,9 @@ int main(int argc, char **argv) {
   stageOptions.gpuArch = absl::GetFlag(FLAGS_gpu_arch);
   stageOptions.train = trainOverrides();
   stageOptions.debugNan = absl::GetFlag(FLAGS_debug_nan);
+  stageOptions.convAlgorithm = absl::GetFlag(FLAGS_conv_algorithm);
+  stageOptions.winogradTile = absl::GetFlag(FLAGS_winograd_tile);
+  stageOptions.testOnlyPerturbWinograd = absl::GetFlag(FLAGS_test_only_perturb_winograd);
   stepc::ad::setFlippedVjpForTesting(absl::GetFlag(FLAGS_test_only_flip_vjp));
   std::string emitName = absl::GetFlag(FLAGS_emit);
   std::optional<cg::Target> target = cg::parseTarget(absl::GetFlag(FLAGS_target), error);

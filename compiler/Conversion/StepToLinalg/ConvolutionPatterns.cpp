@@ -32,12 +32,12 @@
 // GPU), and the sum is rounded to the result's type once.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Conversion/StepToLinalg/ConvolutionHelpers.h"
 #include "compiler/Conversion/StepToLinalg/LoweringUtils.h"
 #include "compiler/Conversion/StepToLinalg/Patterns.h"
 #include "dialects/step/IR/StepDialect.h"
 
 namespace stepc::lowering {
-namespace {
 
 using mlir::Value;
 
@@ -70,6 +70,8 @@ Value padSequence(mlir::OpBuilder &b, mlir::Location loc, Value value, int64_t l
   if (right > 0) insert(zeros(right), left + seq);
   return padded;
 }
+
+namespace {
 
 // A generic whose loops are the result's rank in parallel then two reductions, accumulating
 // lhs · rhs into a zero-filled result.
@@ -143,8 +145,6 @@ struct Conv1dLowering : mlir::OpRewritePattern<step::Conv1dOp> {
     return mlir::success();
   }
 };
-
-Value flippedTaps(mlir::OpBuilder &b, mlir::Location loc, Value weight);
 
 struct Conv1dGradInputLowering : mlir::OpRewritePattern<step::Conv1dGradInputOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -220,6 +220,8 @@ struct Conv1dGradWeightLowering : mlir::OpRewritePattern<step::Conv1dGradWeightO
   }
 };
 
+}  // namespace
+
 // acc[m, n] += op(a)[m, k] · op(b)[k, n] as a 2-D linalg.generic contraction.
 Value matmul2d(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs, Value acc,
                bool transLhs, bool transRhs) {
@@ -280,6 +282,8 @@ Value tap(mlir::OpBuilder &b, mlir::Location loc, Value weight, int64_t k) {
       llvm::ArrayRef<mlir::OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1)});
 }
 
+namespace {
+
 // Σ_taps window(shift(k)) · op(w[k]) accumulated over rows [0, R) of a [batch·P, N] zero
 // tensor, then viewed as [batch, P, N] and cut to the first `keep` positions of each sequence.
 Value shiftedGemmSum(mlir::OpBuilder &b, mlir::Location loc, Value flat, Value weight,
@@ -311,6 +315,8 @@ Value shiftedGemmSum(mlir::OpBuilder &b, mlir::Location loc, Value flat, Value w
       llvm::ArrayRef<mlir::OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1)});
 }
 
+}  // namespace
+
 // wf[s, j, i] = w[K-1-s, i, j]: the taps in reverse order, each transposed. The weight is read
 // in the body (tensor.extract at K-1-s), not through an indexing map: kernel tiling slices an
 // operand by its map at the tile's first index, which a decreasing map (K-1-s) gets wrong.
@@ -337,6 +343,8 @@ Value flippedTaps(mlir::OpBuilder &b, mlir::Location loc, Value weight) {
           })
       .getResult(0);
 }
+
+namespace {
 
 mlir::Type elementOf(mlir::Value v) {
   return llvm::cast<mlir::RankedTensorType>(v.getType()).getElementType();

@@ -53,6 +53,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     populateRoutingPatterns(patterns);
     populateCollectivePatterns(patterns);
     populateConvolutionPatterns(patterns);
+    populateWinogradPatterns(patterns);
     patterns.add<CustomGradForward>(&getContext());
 
     // The lowered ops keep the model's locations; naming each with its step op (a NameLoc

@@ -98,4 +98,48 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def ChooseConvAlgorithm : Pass<"step-choose-conv-algorithm", "mlir::ModuleOp"> {
+  let summary = "Marks the convolutions that --step-lower-to-linalg computes by Winograd's F(m, K)";
+  let description = [{
+    Chooses, per op and shape, how `step.conv1d`, `step.conv1d_grad_input` and
+    `step.conv1d_grad_weight` in `func.func` bodies are computed: an op marked with
+    `step.winograd_tile = m` is lowered by Winograd's minimal filtering F(m, K)
+    (WinogradPatterns.cpp: α = m + K − 1 GEMMs over the channels instead of K), any other
+    by the direct GEMMs over the convolution's window.
+
+    `algorithm`:
+    - `direct`: nothing is marked.
+    - `auto` (the CPU's default): an f32 convolution with one group, K ≥ 3 and at least
+      `min-channels` input and output channels, whose output sequence holds at least two
+      tiles: there the GEMMs are large enough that the α / (m·K) share of their work is what
+      the step pays, and the transforms' memory passes are small beside them. Narrow
+      convolutions (byte_lm's small configuration, I = 32) keep the direct form, whose GEMMs
+      already reach the library's rate and whose K·Cin window is the deeper reduction.
+    - `winograd`: every f32 convolution with one group and m + K − 1 ≤ 14.
+    `tile` is m (default 4: F(4, 7) has 2.8x fewer multiplications than the direct
+    convolution at about 1e-5 relative error in f32; larger tiles save more and lose more
+    digits). The three ops of one convolution are chosen alike, so the forward and both
+    gradients use the same algorithm.
+
+    Before:
+    ```mlir
+    %y = step.conv1d %x, %w {padding = "causal"} : (tensor<16x256x512xf32>, tensor<7x512x1536xf32>) -> tensor<16x256x1536xf32>
+    ```
+    After (`algorithm=auto`):
+    ```mlir
+    %y = step.conv1d %x, %w {padding = "causal", step.winograd_tile = 4 : i64} : ...
+    ```
+  }];
+  let options = [
+    Option<"algorithm", "algorithm", "std::string", /*default=*/"\"direct\"",
+           "direct, auto or winograd">,
+    Option<"tile", "tile", "int64_t", /*default=*/"4", "outputs per Winograd tile (m)">,
+    Option<"minChannels", "min-channels", "int64_t", /*default=*/"128",
+           "auto: the fewest input and output channels taken">,
+    Option<"testOnlyPerturb", "test-only-perturb", "bool", /*default=*/"false",
+           "tests only: also mark each op step.winograd_perturb, which moves one coefficient "
+           "of G by 1% (a wrong transform the numeric tests must catch)">,
+  ];
+}
+
 #endif // STEPC_LOWERING_PASSES_TD

@@ -18,6 +18,14 @@ void populateShapePatterns(mlir::RewritePatternSet &patterns);
 void populateNormPatterns(mlir::RewritePatternSet &patterns);
 /// conv1d, conv1d_grad_input, conv1d_grad_weight (linalg.generic over the definition).
 void populateConvolutionPatterns(mlir::RewritePatternSet &patterns);
+/// The discardable attribute by which --step-choose-conv-algorithm asks for a convolution by
+/// Winograd's F(m, K): its value is m, the outputs per tile.
+inline constexpr llvm::StringLiteral kWinogradTileAttr = "step.winograd_tile";
+/// Tests only: G's last coefficient moved by 1% (step-choose-conv-algorithm{test-only-perturb}).
+inline constexpr llvm::StringLiteral kWinogradPerturbAttr = "step.winograd_perturb";
+/// conv1d and its gradients marked with kWinogradTileAttr: F(m, K) transforms around α GEMMs
+/// (WinogradPatterns.cpp); preferred over populateConvolutionPatterns' lowerings.
+void populateWinogradPatterns(mlir::RewritePatternSet &patterns);
 /// gather_rows (a linalg.generic); top_k, route_tokens, route_experts (scf.for on tensors).
 void populateRoutingPatterns(mlir::RewritePatternSet &patterns);
 /// cumsum, embedding_grad (scf.for loops on tensors).

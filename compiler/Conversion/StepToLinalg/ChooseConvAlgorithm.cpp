@@ -1,0 +1,81 @@
+//===- ChooseConvAlgorithm.cpp - the --step-choose-conv-algorithm pass ----===//
+//
+// Marks convolutions for the Winograd lowering (WinogradPatterns.cpp) by shape; see the pass's
+// description in Passes.td for the rule and why.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/StepToLinalg/Passes.h"
+#include "compiler/Conversion/StepToLinalg/Patterns.h"
+#include "compiler/Conversion/StepToLinalg/WinogradTransforms.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace stepc::lowering {
+
+#define GEN_PASS_DEF_CHOOSECONVALGORITHM
+#include "compiler/Conversion/StepToLinalg/Passes.h.inc"
+
+namespace {
+
+// The convolution's dimensions, read from whichever of the three ops `op` is.
+struct ConvShape {
+  int64_t kernel = 0, cin = 0, cout = 0, outSeq = 0, groups = 1;
+  bool f32 = true;
+};
+
+std::optional<ConvShape> shapeOf(mlir::Operation *op) {
+  ConvShape shape;
+  llvm::SmallVector<mlir::Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (mlir::Type type : types) {
+    auto t = llvm::dyn_cast<mlir::RankedTensorType>(type);
+    if (!t || t.getRank() != 3 || !t.hasStaticShape()) return std::nullopt;
+    shape.f32 = shape.f32 && t.getElementType().isF32();
+  }
+  auto dims = [](mlir::Value v) { return llvm::cast<mlir::RankedTensorType>(v.getType()).getShape(); };
+  if (auto conv = llvm::dyn_cast<step::Conv1dOp>(op)) {
+    llvm::ArrayRef<int64_t> w = dims(conv.getWeight());
+    shape = {w[0], w[1], w[2], dims(conv.getResult())[1], (int64_t)conv.getGroups(), shape.f32};
+  } else if (auto dx = llvm::dyn_cast<step::Conv1dGradInputOp>(op)) {
+    llvm::ArrayRef<int64_t> w = dims(dx.getWeight());
+    shape = {w[0], w[1], w[2], dims(dx.getGrad())[1], (int64_t)dx.getGroups(), shape.f32};
+  } else if (auto dw = llvm::dyn_cast<step::Conv1dGradWeightOp>(op)) {
+    llvm::ArrayRef<int64_t> w = dims(dw.getResult());
+    shape = {w[0], w[1], w[2], dims(dw.getGrad())[1], (int64_t)dw.getGroups(), shape.f32};
+  } else {
+    return std::nullopt;
+  }
+  return shape;
+}
+
+struct ChooseConvAlgorithmPass : impl::ChooseConvAlgorithmBase<ChooseConvAlgorithmPass> {
+  using ChooseConvAlgorithmBase::ChooseConvAlgorithmBase;
+  void runOnOperation() override {
+    if (algorithm != "direct" && algorithm != "auto" && algorithm != "winograd") {
+      getOperation().emitError() << "step-choose-conv-algorithm: algorithm expects direct, auto "
+                                    "or winograd, found '" << algorithm << "'";
+      return signalPassFailure();
+    }
+    if (algorithm != "direct" && !winogradTransforms(tile, 2)) {
+      getOperation().emitError() << "step-choose-conv-algorithm: tile expects 1 to "
+                                 << kMaxWinogradAlpha - 1 << ", found " << static_cast<int64_t>(tile);
+      return signalPassFailure();
+    }
+    if (algorithm == "direct") return;
+    mlir::Builder b(&getContext());
+    getOperation().walk([&](mlir::func::FuncOp func) {
+      func.walk([&](mlir::Operation *op) {
+        std::optional<ConvShape> s = shapeOf(op);
+        if (!s || !s->f32 || s->groups != 1 || !winogradTransforms(tile, s->kernel)) return;
+        if (algorithm == "auto" &&
+            (s->kernel < 3 || s->cin < minChannels || s->cout < minChannels ||
+             s->outSeq < 2 * tile))
+          return;
+        op->setAttr(kWinogradTileAttr, b.getI64IntegerAttr(tile));
+        if (testOnlyPerturb) op->setAttr(kWinogradPerturbAttr, b.getUnitAttr());
+      });
+    });
+  }
+};
+
+}  // namespace
+}  // namespace stepc::lowering
