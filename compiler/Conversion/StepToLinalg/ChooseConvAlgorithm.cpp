@@ -18,9 +18,18 @@ namespace {
 
 // The convolution's dimensions, read from whichever of the three ops `op` is.
 struct ConvShape {
-  int64_t kernel = 0, cin = 0, cout = 0, outSeq = 0, groups = 1;
+  int64_t kernel = 0, cin = 0, cout = 0, outSeq = 0, groups = 1, batch = 0;
   bool f32 = true;
 };
+
+// The most batch chunks of at least `chunkRows` tile rows each (1 when none splits).
+int64_t chunksFor(const ConvShape &s, int64_t tile, int64_t chunkRows) {
+  if (chunkRows <= 0) return 1;
+  int64_t tiles = (s.outSeq + tile - 1) / tile;
+  for (int64_t c = s.batch; c > 1; --c)
+    if (s.batch % c == 0 && s.batch / c * tiles >= chunkRows) return c;
+  return 1;
+}
 
 std::optional<ConvShape> shapeOf(mlir::Operation *op) {
   ConvShape shape;
@@ -34,13 +43,16 @@ std::optional<ConvShape> shapeOf(mlir::Operation *op) {
   auto dims = [](mlir::Value v) { return llvm::cast<mlir::RankedTensorType>(v.getType()).getShape(); };
   if (auto conv = llvm::dyn_cast<step::Conv1dOp>(op)) {
     llvm::ArrayRef<int64_t> w = dims(conv.getWeight());
-    shape = {w[0], w[1], w[2], dims(conv.getResult())[1], (int64_t)conv.getGroups(), shape.f32};
+    shape = {w[0], w[1], w[2], dims(conv.getResult())[1], (int64_t)conv.getGroups(),
+             dims(conv.getResult())[0], shape.f32};
   } else if (auto dx = llvm::dyn_cast<step::Conv1dGradInputOp>(op)) {
     llvm::ArrayRef<int64_t> w = dims(dx.getWeight());
-    shape = {w[0], w[1], w[2], dims(dx.getGrad())[1], (int64_t)dx.getGroups(), shape.f32};
+    shape = {w[0], w[1], w[2], dims(dx.getGrad())[1], (int64_t)dx.getGroups(),
+             dims(dx.getGrad())[0], shape.f32};
   } else if (auto dw = llvm::dyn_cast<step::Conv1dGradWeightOp>(op)) {
     llvm::ArrayRef<int64_t> w = dims(dw.getResult());
-    shape = {w[0], w[1], w[2], dims(dw.getGrad())[1], (int64_t)dw.getGroups(), shape.f32};
+    shape = {w[0], w[1], w[2], dims(dw.getGrad())[1], (int64_t)dw.getGroups(),
+             dims(dw.getGrad())[0], shape.f32};
   } else {
     return std::nullopt;
   }
@@ -71,6 +83,8 @@ struct ChooseConvAlgorithmPass : impl::ChooseConvAlgorithmBase<ChooseConvAlgorit
              s->outSeq < 2 * tile))
           return;
         op->setAttr(kWinogradTileAttr, b.getI64IntegerAttr(tile));
+        if (int64_t chunks = chunksFor(*s, tile, chunkRows); chunks > 1)
+          op->setAttr(kWinogradChunksAttr, b.getI64IntegerAttr(chunks));
         if (testOnlyPerturb) op->setAttr(kWinogradPerturbAttr, b.getUnitAttr());
       });
     });

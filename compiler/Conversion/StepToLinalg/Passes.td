@@ -60,6 +60,9 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
       (grad_input computes [B, S, groups, Cin/groups] from the weight expanded to
       [K, Cin/groups, groups, Cout/groups] and collapses it). Groups must divide both channel
       counts (declined otherwise).
+      A convolution marked `step.winograd_tile = m` (--step-choose-conv-algorithm) is
+      instead computed by Winograd's F(m, K): an input, a weight and an output transform
+      kernel around α = m + K − 1 GEMM contractions (WinogradPatterns.cpp).
     Not covered (left as step ops): bf16/f16 softmax, log_softmax, cross_entropy, layer_norm
     and rms_norm, dropout, call, custom_grad.
 
@@ -121,13 +124,22 @@ def ChooseConvAlgorithm : Pass<"step-choose-conv-algorithm", "mlir::ModuleOp"> {
     digits). The three ops of one convolution are chosen alike, so the forward and both
     gradients use the same algorithm.
 
+    A marked op whose batch splits into chunks of at least `chunk-rows` tile rows (batch
+    entries × tiles per sequence) is also marked `step.winograd_chunks = c`, the most such
+    chunks: its tiles, transformed tiles and GEMM products are then made one batch chunk at
+    a time (the weight gradient accumulating its α products over the chunks), so those arena
+    temporaries, which are live at the step's memory peak in the backward, take 1/c of the
+    space. The GEMMs keep at least `chunk-rows` rows (default 256, where the library's rate
+    on byte_lm_residual's [rows × 512] · [512 × 1536] planes is within a few percent of the
+    whole batch's). `chunk-rows = 0` keeps every op in one chunk.
+
     Before:
     ```mlir
     %y = step.conv1d %x, %w {padding = "causal"} : (tensor<16x256x512xf32>, tensor<7x512x1536xf32>) -> tensor<16x256x1536xf32>
     ```
     After (`algorithm=auto`):
     ```mlir
-    %y = step.conv1d %x, %w {padding = "causal", step.winograd_tile = 4 : i64} : ...
+    %y = step.conv1d %x, %w {padding = "causal", step.winograd_chunks = 4 : i64, step.winograd_tile = 4 : i64} : ...
     ```
   }];
   let options = [
@@ -136,6 +148,8 @@ def ChooseConvAlgorithm : Pass<"step-choose-conv-algorithm", "mlir::ModuleOp"> {
     Option<"tile", "tile", "int64_t", /*default=*/"4", "outputs per Winograd tile (m)">,
     Option<"minChannels", "min-channels", "int64_t", /*default=*/"128",
            "auto: the fewest input and output channels taken">,
+    Option<"chunkRows", "chunk-rows", "int64_t", /*default=*/"256",
+           "the fewest tile rows in a batch chunk of a Winograd convolution (0: no chunks)">,
     Option<"testOnlyPerturb", "test-only-perturb", "bool", /*default=*/"false",
            "tests only: also mark each op step.winograd_perturb, which moves one coefficient "
            "of G by 1% (a wrong transform the numeric tests must catch)">,

@@ -21,6 +21,10 @@ void populateConvolutionPatterns(mlir::RewritePatternSet &patterns);
 /// The discardable attribute by which --step-choose-conv-algorithm asks for a convolution by
 /// Winograd's F(m, K): its value is m, the outputs per tile.
 inline constexpr llvm::StringLiteral kWinogradTileAttr = "step.winograd_tile";
+/// How many batch chunks a marked convolution's tiles are computed in (absent: 1); set by
+/// --step-choose-conv-algorithm so that the transformed tiles and the α GEMM products, arena
+/// temporaries, take 1/chunks of the space while each chunk's GEMMs keep enough rows.
+inline constexpr llvm::StringLiteral kWinogradChunksAttr = "step.winograd_chunks";
 /// Tests only: G's last coefficient moved by 1% (step-choose-conv-algorithm{test-only-perturb}).
 inline constexpr llvm::StringLiteral kWinogradPerturbAttr = "step.winograd_perturb";
 /// conv1d and its gradients marked with kWinogradTileAttr: F(m, K) transforms around α GEMMs

@@ -21,6 +21,9 @@
 // - conv1d_grad_weight is the forward formula's derivative in w, the same identity:
 //   dw[k] = Σ_ξ G[ξ, k] · (V[ξ]ᵀ · Z[ξ]),  Z[ξ, b, t] = Σ_i Aᵀ[i, ξ] · g[b, t·m + i]
 //   (g zero past S_out), α GEMMs [Cin, B·T] · [B·T, Cout].
+// With `step.winograd_chunks = c` the tiles are made c batch chunks at a time: the transformed
+// tiles and the α products of one chunk are live at once, not the whole batch's (the weight
+// gradient's dU accumulates over the chunks).
 // f32 with one group only (the marking pass checks it; bf16 keeps the direct GEMMs).
 //
 //===----------------------------------------------------------------------===//
@@ -72,11 +75,13 @@ Value plane(mlir::OpBuilder &b, mlir::Location loc, Value value, int64_t x) {
 // nothing needs a zero fill). Each coefficient is a chain of selects on constants that
 // depends only on the row loop, which is outside the contiguous channel loop, so LLVM hoists
 // it and the channel loop is a vectorised sum of scaled rows. Inputs whose column is all zero
-// are not read.
+// are not read. `init`, when given, is a tensor of the result's type whose buffer the kernel
+// overwrites (the previous batch chunk's, see winogradCorrelation).
 Value transformKernel(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType resultType,
                       llvm::ArrayRef<Value> inputs, mlir::AffineMap inputMap,
                       mlir::AffineMap outputMap, unsigned rowLoop,
-                      llvm::function_ref<double(int64_t row, int64_t n)> table, int64_t rows) {
+                      llvm::function_ref<double(int64_t row, int64_t n)> table, int64_t rows,
+                      Value init = nullptr) {
   using mlir::utils::IteratorType;
   llvm::SmallVector<Value> used;
   llvm::SmallVector<int64_t> columns;
@@ -92,7 +97,8 @@ Value transformKernel(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensor
   maps.push_back(outputMap);
   return b
       .create<mlir::linalg::GenericOp>(
-          loc, mlir::TypeRange{resultType}, used, mlir::ValueRange{emptyTensor(b, loc, resultType)},
+          loc, mlir::TypeRange{resultType}, used,
+          mlir::ValueRange{init ? init : emptyTensor(b, loc, resultType)},
           maps, llvm::SmallVector<IteratorType>(outputMap.getNumDims(), IteratorType::parallel),
           [&](mlir::OpBuilder &bb, mlir::Location l, mlir::ValueRange args) {
             Value row = bb.create<mlir::linalg::IndexOp>(l, rowLoop);
@@ -124,11 +130,22 @@ mlir::AffineMap loopMap(mlir::MLIRContext *ctx, unsigned loops, llvm::ArrayRef<u
   return mlir::AffineMap::get(loops, 0, exprs, ctx);
 }
 
+// [α, B·T, C] as [α, B, T, C].
+Value expandRows(mlir::OpBuilder &b, mlir::Location loc, Value value, int64_t batch,
+                 int64_t tiles) {
+  auto t = tensorOf(value);
+  return b.create<mlir::tensor::ExpandShapeOp>(
+      loc,
+      mlir::RankedTensorType::get({t.getDimSize(0), batch, tiles, t.getDimSize(2)},
+                                  t.getElementType()),
+      value, llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1, 2}, {3}});
+}
+
 // V [α, B·T, C]: V[ξ, b·T + t, c] = Σ_j Bᵀ[ξ, j] · xp[b, t·m + j, c] of xp [B, L, C], tap j
 // read as the stride-m slice xp[:, j : : m]. Loops (b, t, ξ, c): a tile's α input rows stay
 // in cache while its α outputs are made.
 Value inputTransform(mlir::OpBuilder &b, mlir::Location loc, Value xp,
-                     const WinogradTransforms &tr, int64_t tiles) {
+                     const WinogradTransforms &tr, int64_t tiles, Value init = nullptr) {
   auto t = tensorOf(xp);
   int64_t batch = t.getDimSize(0), channels = t.getDimSize(2);
   mlir::MLIRContext *ctx = b.getContext();
@@ -137,7 +154,8 @@ Value inputTransform(mlir::OpBuilder &b, mlir::Location loc, Value xp,
   auto type = mlir::RankedTensorType::get({tr.alpha, batch, tiles, channels}, t.getElementType());
   Value v = transformKernel(b, loc, type, taps, loopMap(ctx, 4, {0, 1, 3}),
                             loopMap(ctx, 4, {2, 0, 1, 3}), 2,
-                            [&](int64_t x, int64_t j) { return tr.btAt(x, j); }, tr.alpha);
+                            [&](int64_t x, int64_t j) { return tr.btAt(x, j); }, tr.alpha,
+                            init ? expandRows(b, loc, init, batch, tiles) : Value());
   return b.create<mlir::tensor::CollapseShapeOp>(
       loc, mlir::RankedTensorType::get({tr.alpha, batch * tiles, channels}, t.getElementType()),
       v, llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1, 2}, {3}});
@@ -159,15 +177,21 @@ Value weightTransform(mlir::OpBuilder &b, mlir::Location loc, Value weight,
 }
 
 // P [α, rows, cols] with P[ξ] = op(lhs[ξ]) · op(rhs[ξ]): α library GEMMs, each overwriting its
-// plane (its zero fill becomes the GEMM's beta = 0).
+// plane (its zero fill becomes the GEMM's beta = 0), or with `accumulate` (a [α, rows, cols]
+// tensor) P[ξ] = accumulate[ξ] + op(lhs[ξ]) · op(rhs[ξ]), which the GEMM does in place.
+// `reuse`, when given, is an [α, rows, cols] tensor whose buffer is overwritten.
 Value planeGemms(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs, int64_t rows,
-                 int64_t cols, bool transLhs, bool transRhs, int64_t alpha) {
+                 int64_t cols, bool transLhs, bool transRhs, int64_t alpha,
+                 Value accumulate = nullptr, Value reuse = nullptr) {
   mlir::Type f32 = b.getF32Type();
-  Value all = emptyTensor(b, loc, mlir::RankedTensorType::get({alpha, rows, cols}, f32));
+  Value all = accumulate ? accumulate
+              : reuse    ? reuse
+                         : emptyTensor(b, loc, mlir::RankedTensorType::get({alpha, rows, cols}, f32));
   for (int64_t x = 0; x < alpha; ++x) {
-    Value acc = b.create<mlir::linalg::FillOp>(loc, scalarConstant(b, loc, f32, 0.0),
-                                               plane(b, loc, all, x))
-                    .getResult(0);
+    Value acc = plane(b, loc, all, x);
+    if (!accumulate)
+      acc = b.create<mlir::linalg::FillOp>(loc, scalarConstant(b, loc, f32, 0.0), acc)
+                .getResult(0);
     acc = matmul2d(b, loc, plane(b, loc, lhs, x), plane(b, loc, rhs, x), acc, transLhs, transRhs);
     all = b.create<mlir::tensor::InsertSliceOp>(loc, acc, all, indexAttrs(b, {x, 0, 0}),
                                                 indexAttrs(b, {1, rows, cols}),
@@ -176,30 +200,62 @@ Value planeGemms(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs, i
   return all;
 }
 
+// value[b0 : b0 + count] of a [B, ...] tensor: one batch chunk.
+Value batchSlice(mlir::OpBuilder &b, mlir::Location loc, Value value, int64_t b0, int64_t count) {
+  auto t = tensorOf(value);
+  llvm::SmallVector<int64_t> shape(t.getShape()), offsets(t.getRank(), 0), strides(t.getRank(), 1);
+  shape[0] = count;
+  offsets[0] = b0;
+  return b.create<mlir::tensor::ExtractSliceOp>(
+      loc, mlir::RankedTensorType::get(shape, t.getElementType()), value,
+      indexAttrs(b, offsets), indexAttrs(b, shape), indexAttrs(b, strides));
+}
+
 // y [B, outSeq, Cout]: the correlation y[b, s] = Σ_k xp[b, s + k] · w[k] for s < outSeq by
-// F(m, K), xp long enough for every tile. With `flipped` the filter is instead
+// F(m, K), xp long enough for every tile, the tiles made `chunks` batch chunks at a time (the
+// weight transformed once). Each chunk's output transform writes its rows of one [B, T, m,
+// Cout] tensor through an insert_slice with no reshape in between, which
+// --eliminate-empty-tensors turns into a write in place. With `flipped` the filter is instead
 // wf[k] = w[K-1-k]ᵀ (the input gradient's), and Cout is w's Cin.
 Value winogradCorrelation(mlir::OpBuilder &b, mlir::Location loc, Value xp, Value weight,
-                          int64_t outSeq, const WinogradTransforms &tr, bool flipped) {
+                          int64_t outSeq, const WinogradTransforms &tr, bool flipped,
+                          int64_t chunks) {
   auto wType = tensorOf(weight);
-  int64_t batch = tensorOf(xp).getDimSize(0);
+  int64_t batch = tensorOf(xp).getDimSize(0), rows = batch / chunks;
   int64_t cout = wType.getDimSize(flipped ? 1 : 2);
   int64_t tiles = (outSeq + tr.m - 1) / tr.m;
   mlir::Type f32 = b.getF32Type();
   mlir::MLIRContext *ctx = b.getContext();
-  Value v = inputTransform(b, loc, xp, tr, tiles);
   Value u = weightTransform(b, loc, weight, tr, flipped);
-  Value products = planeGemms(b, loc, v, u, batch * tiles, cout, false, flipped, tr.alpha);
-  auto planeType = mlir::RankedTensorType::get({batch, tiles, cout}, f32);
-  llvm::SmallVector<Value> planes;
-  for (int64_t x = 0; x < tr.alpha; ++x)
-    planes.push_back(b.create<mlir::tensor::ExpandShapeOp>(
-        loc, planeType, plane(b, loc, products, x),
-        llvm::SmallVector<mlir::ReassociationIndices>{{0, 1}, {2}}));
-  // y[b, t, i, o] = Σ_ξ Aᵀ[i, ξ] · P[ξ, b, t, o]; loops (b, t, i, o).
-  Value y = transformKernel(b, loc, mlir::RankedTensorType::get({batch, tiles, tr.m, cout}, f32),
-                            planes, loopMap(ctx, 4, {0, 1, 3}), loopMap(ctx, 4, {0, 1, 2, 3}), 2,
-                            [&](int64_t i, int64_t x) { return tr.atAt(i, x); }, tr.m);
+  auto yType = mlir::RankedTensorType::get({batch, tiles, tr.m, cout}, f32);
+  auto partType = mlir::RankedTensorType::get({rows, tiles, tr.m, cout}, f32);
+  Value y = emptyTensor(b, loc, yType);
+  // Each chunk after the first overwrites the previous chunk's V and P (passed as the kernels'
+  // outputs), and its output transform writes its slice of y (extract, compute, insert), so
+  // the chunks' ops are all distinct: fresh empties of one type per chunk would be merged by
+  // CSE into one shared value, which bufferization then copies around.
+  Value v, products;
+  for (int64_t c = 0; c < chunks; ++c) {
+    v = inputTransform(b, loc, batchSlice(b, loc, xp, c * rows, rows), tr, tiles, v);
+    products = planeGemms(b, loc, v, u, rows * tiles, cout, false, flipped, tr.alpha, nullptr,
+                          products);
+    auto planeType = mlir::RankedTensorType::get({rows, tiles, cout}, f32);
+    llvm::SmallVector<Value> planes;
+    for (int64_t x = 0; x < tr.alpha; ++x)
+      planes.push_back(b.create<mlir::tensor::ExpandShapeOp>(
+          loc, planeType, plane(b, loc, products, x),
+          llvm::SmallVector<mlir::ReassociationIndices>{{0, 1}, {2}}));
+    // y[b, t, i, o] = Σ_ξ Aᵀ[i, ξ] · P[ξ, b, t, o]; loops (b, t, i, o).
+    Value part = transformKernel(
+        b, loc, partType, planes, loopMap(ctx, 4, {0, 1, 3}), loopMap(ctx, 4, {0, 1, 2, 3}), 2,
+        [&](int64_t i, int64_t x) { return tr.atAt(i, x); }, tr.m,
+        chunks > 1 ? batchSlice(b, loc, y, c * rows, rows) : y);
+    y = chunks == 1 ? part
+                    : b.create<mlir::tensor::InsertSliceOp>(
+                          loc, part, y, indexAttrs(b, {c * rows, 0, 0, 0}),
+                          indexAttrs(b, {rows, tiles, tr.m, cout}), indexAttrs(b, {1, 1, 1, 1}))
+                          .getResult();
+  }
   Value full = b.create<mlir::tensor::CollapseShapeOp>(
       loc, mlir::RankedTensorType::get({batch, tiles * tr.m, cout}, f32), y,
       llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1, 2}, {3}});
@@ -228,6 +284,13 @@ std::optional<WinogradTransforms> marked(mlir::Operation *op, int64_t kernel) {
   return transforms;
 }
 
+// The op's batch chunks (kWinogradChunksAttr): 1 when absent or not a divisor of the batch.
+int64_t chunksOf(mlir::Operation *op, int64_t batch) {
+  auto chunks = op->getAttrOfType<mlir::IntegerAttr>(kWinogradChunksAttr);
+  if (!chunks || chunks.getInt() < 1 || batch % chunks.getInt() != 0) return 1;
+  return chunks.getInt();
+}
+
 int64_t padOf(llvm::StringRef padding, int64_t kernel) {
   return padding == "causal" ? kernel - 1 : 0;
 }
@@ -245,8 +308,9 @@ struct Conv1dWinograd : mlir::OpRewritePattern<step::Conv1dOp> {
     int64_t length = (outSeq + tr->m - 1) / tr->m * tr->m + kernel - 1;
     if (length < pad + seq) return mlir::failure();
     Value xp = padSequence(rw, op.getLoc(), op.getInput(), pad, length - pad - seq);
-    rw.replaceOp(op,
-                 winogradCorrelation(rw, op.getLoc(), xp, op.getWeight(), outSeq, *tr, false));
+    int64_t chunks = chunksOf(op, tensorOf(op.getInput()).getDimSize(0));
+    rw.replaceOp(op, winogradCorrelation(rw, op.getLoc(), xp, op.getWeight(), outSeq, *tr, false,
+                                         chunks));
     return mlir::success();
   }
 };
@@ -265,7 +329,9 @@ struct Conv1dGradInputWinograd : mlir::OpRewritePattern<step::Conv1dGradInputOp>
     int64_t length = (seq + tr->m - 1) / tr->m * tr->m + kernel - 1;
     if (left < 0 || length < left + outSeq) return mlir::failure();
     Value gp = padSequence(rw, op.getLoc(), op.getGrad(), left, length - left - outSeq);
-    rw.replaceOp(op, winogradCorrelation(rw, op.getLoc(), gp, op.getWeight(), seq, *tr, true));
+    int64_t chunks = chunksOf(op, tensorOf(op.getGrad()).getDimSize(0));
+    rw.replaceOp(op, winogradCorrelation(rw, op.getLoc(), gp, op.getWeight(), seq, *tr, true,
+                                         chunks));
     return mlir::success();
   }
 };
@@ -289,23 +355,32 @@ struct Conv1dGradWeightWinograd : mlir::OpRewritePattern<step::Conv1dGradWeightO
     if (length < pad + seq) return mlir::failure();
     Value xp = padSequence(rw, loc, op.getInput(), pad, length - pad - seq);
     Value gp = padSequence(rw, loc, op.getGrad(), 0, tiles * tr->m - outSeq);
-    Value v = inputTransform(rw, loc, xp, *tr, tiles);
     mlir::Type f32 = rw.getF32Type();
     mlir::MLIRContext *ctx = getContext();
-    // Z[ξ, b, t, o] = Σ_i Aᵀ[i, ξ] · g[b, t·m + i, o], the output transform's transpose;
-    // loops (b, t, ξ, o).
-    llvm::SmallVector<Value> outputs;
-    for (int64_t i = 0; i < tr->m; ++i)
-      outputs.push_back(sequenceSlice(rw, loc, gp, i, tiles, tr->m));
-    Value z = transformKernel(
-        rw, loc, mlir::RankedTensorType::get({tr->alpha, batch, tiles, cout}, f32), outputs,
-        loopMap(ctx, 4, {0, 1, 3}), loopMap(ctx, 4, {2, 0, 1, 3}), 2,
-        [&](int64_t x, int64_t i) { return tr->atAt(i, x); }, tr->alpha);
-    z = rw.create<mlir::tensor::CollapseShapeOp>(
-        loc, mlir::RankedTensorType::get({tr->alpha, batch * tiles, cout}, f32), z,
-        llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1, 2}, {3}});
-    // dU[ξ] = V[ξ]ᵀ · Z[ξ], then dw[k] = Σ_ξ G[ξ, k] · dU[ξ]; loops (k, c, o).
-    Value du = planeGemms(rw, loc, v, z, cin, cout, true, false, tr->alpha);
+    // Per batch chunk: V of its input, Z[ξ, b, t, o] = Σ_i Aᵀ[i, ξ] · g[b, t·m + i, o] (the
+    // output transform's transpose; loops (b, t, ξ, o)) and dU[ξ] += V[ξ]ᵀ · Z[ξ], the chunks
+    // summed in order (the GEMMs accumulate in place).
+    int64_t chunks = chunksOf(op, batch), rows = batch / chunks;
+    // As in winogradCorrelation, each chunk after the first overwrites the previous one's V
+    // and Z, so that no two chunks' ops are alike for CSE.
+    Value du, v, z;
+    for (int64_t c = 0; c < chunks; ++c) {
+      v = inputTransform(rw, loc, batchSlice(rw, loc, xp, c * rows, rows), *tr, tiles, v);
+      Value gc = batchSlice(rw, loc, gp, c * rows, rows);
+      llvm::SmallVector<Value> outputs;
+      for (int64_t i = 0; i < tr->m; ++i)
+        outputs.push_back(sequenceSlice(rw, loc, gc, i, tiles, tr->m));
+      Value z4 = transformKernel(
+          rw, loc, mlir::RankedTensorType::get({tr->alpha, rows, tiles, cout}, f32), outputs,
+          loopMap(ctx, 4, {0, 1, 3}), loopMap(ctx, 4, {2, 0, 1, 3}), 2,
+          [&](int64_t x, int64_t i) { return tr->atAt(i, x); }, tr->alpha,
+          z ? expandRows(rw, loc, z, rows, tiles) : Value());
+      z = rw.create<mlir::tensor::CollapseShapeOp>(
+          loc, mlir::RankedTensorType::get({tr->alpha, rows * tiles, cout}, f32), z4,
+          llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1, 2}, {3}});
+      du = planeGemms(rw, loc, v, z, cin, cout, true, false, tr->alpha, du);
+    }
+    // dw[k] = Σ_ξ G[ξ, k] · dU[ξ]; loops (k, c, o).
     llvm::SmallVector<Value> planes;
     for (int64_t x = 0; x < tr->alpha; ++x) planes.push_back(plane(rw, loc, du, x));
     Value dw = transformKernel(rw, loc, dwType, planes, loopMap(ctx, 3, {1, 2}),

@@ -2,18 +2,19 @@
 // gradient and weight gradient marked `step.winograd_tile = m` is run next to the same op
 // unmarked (the direct lowering), through stepc-opt's stepc-runner-llvm and mlir-cpu-runner; the
 // pairs must agree within 2e-5 of the pair's largest magnitude. Causal and valid padding,
-// K = 3, 5, 7 with tiles 2, 4, 6, sequences that are not multiples of the tile, Cin != Cout.
+// K = 3, 5, 7 with tiles 2, 4, 6, sequences that are not multiples of the tile, Cin != Cout,
+// and the batch split into 2 or 4 chunks (step.winograd_chunks).
 // The inputs are (37 i + 11 j + 5 k + seed) mod 17 / 8 - 1.
 // RUN: %stepc-opt %s --step-lower-to-linalg | %linalg-to-llvm | %run-cpu > %t.out
-// RUN: %python %inputs/compare_printed_pairs.py %t.out --pairs 15 --tolerance 2e-5 | FileCheck %s
-// CHECK: 15 pairs agree
-// The lowering of the first convolution, F(4, 5) (α = 8): an input transform reading the
-// stride-4 slices of the padded input, a weight transform, α GEMMs, an output transform.
+// RUN: %python %inputs/compare_printed_pairs.py %t.out --pairs 21 --tolerance 2e-5 | FileCheck %s
+// CHECK: 21 pairs agree
+// The lowering of the first convolution, F(4, 5) (α = 8): a weight transform, an input
+// transform reading the stride-4 slices of the padded input, α GEMMs, an output transform.
 // RUN: %stepc-opt %s --step-lower-to-linalg | FileCheck %s --check-prefix=LOWERED
 // LOWERED-LABEL: func.func @main
+// LOWERED: linalg.generic {{.*}}ins({{.*}} : tensor<8x6xf32>, {{.*}}outs({{.*}} : tensor<8x8x6xf32>)
 // LOWERED: tensor.extract_slice {{.*}}[0, 1, 0] [2, 4, 8] [1, 4, 1]
 // LOWERED: linalg.generic {{.*}}ins({{.*}} : tensor<2x4x8xf32>, {{.*}}outs({{.*}} : tensor<8x2x4x8xf32>)
-// LOWERED: linalg.generic {{.*}}ins({{.*}} : tensor<8x6xf32>, {{.*}}outs({{.*}} : tensor<8x8x6xf32>)
 // LOWERED-COUNT-8: linalg.generic {{.*}}ins({{.*}} : tensor<8x8xf32>, tensor<8x6xf32>)
 // LOWERED: linalg.generic {{.*}}outs({{.*}} : tensor<2x4x4x6xf32>)
 
@@ -445,5 +446,175 @@ func.func @main() {
   %dwd_v5m2 = step.conv1d_grad_weight %x_v5m2, %g_v5m2 {kernel = 5, padding = "valid", groups = 1} : tensor<2x12x5xf32>, tensor<2x8x7xf32>
   %dwd_v5m2u = tensor.cast %dwd_v5m2 : tensor<5x5x7xf32> to tensor<*xf32>
   call @printMemrefF32(%dwd_v5m2u) : (tensor<*xf32>) -> ()
+  // c7m4x2: K = 7 causal, F(4, 7), 2 batch chunks
+  %x_c7m4x2 = tensor.generate {
+  ^bb0(%i0: index, %i1: index, %i2: index):
+    %x_c7m4x2_c0 = arith.constant 37 : index
+    %x_c7m4x2_p0 = arith.muli %i0, %x_c7m4x2_c0 : index
+    %x_c7m4x2_c1 = arith.constant 11 : index
+    %x_c7m4x2_p1 = arith.muli %i1, %x_c7m4x2_c1 : index
+    %x_c7m4x2_c2 = arith.constant 5 : index
+    %x_c7m4x2_p2 = arith.muli %i2, %x_c7m4x2_c2 : index
+    %x_c7m4x2_s0 = arith.addi %x_c7m4x2_p0, %x_c7m4x2_p1 : index
+    %x_c7m4x2_s1 = arith.addi %x_c7m4x2_s0, %x_c7m4x2_p2 : index
+    %x_c7m4x2_seed = arith.constant 1 : index
+    %x_c7m4x2_t = arith.addi %x_c7m4x2_s1, %x_c7m4x2_seed : index
+    %x_c7m4x2_m = arith.constant 17 : index
+    %x_c7m4x2_r = arith.remui %x_c7m4x2_t, %x_c7m4x2_m : index
+    %x_c7m4x2_ri = arith.index_cast %x_c7m4x2_r : index to i64
+    %x_c7m4x2_f = arith.sitofp %x_c7m4x2_ri : i64 to f32
+    %x_c7m4x2_e = arith.constant 0.125 : f32
+    %x_c7m4x2_g = arith.mulf %x_c7m4x2_f, %x_c7m4x2_e : f32
+    %x_c7m4x2_o = arith.constant -1.0 : f32
+    %x_c7m4x2_v = arith.addf %x_c7m4x2_g, %x_c7m4x2_o : f32
+    tensor.yield %x_c7m4x2_v : f32
+  } : tensor<4x13x6xf32>
+  %w_c7m4x2 = tensor.generate {
+  ^bb0(%i0: index, %i1: index, %i2: index):
+    %w_c7m4x2_c0 = arith.constant 37 : index
+    %w_c7m4x2_p0 = arith.muli %i0, %w_c7m4x2_c0 : index
+    %w_c7m4x2_c1 = arith.constant 11 : index
+    %w_c7m4x2_p1 = arith.muli %i1, %w_c7m4x2_c1 : index
+    %w_c7m4x2_c2 = arith.constant 5 : index
+    %w_c7m4x2_p2 = arith.muli %i2, %w_c7m4x2_c2 : index
+    %w_c7m4x2_s0 = arith.addi %w_c7m4x2_p0, %w_c7m4x2_p1 : index
+    %w_c7m4x2_s1 = arith.addi %w_c7m4x2_s0, %w_c7m4x2_p2 : index
+    %w_c7m4x2_seed = arith.constant 5 : index
+    %w_c7m4x2_t = arith.addi %w_c7m4x2_s1, %w_c7m4x2_seed : index
+    %w_c7m4x2_m = arith.constant 17 : index
+    %w_c7m4x2_r = arith.remui %w_c7m4x2_t, %w_c7m4x2_m : index
+    %w_c7m4x2_ri = arith.index_cast %w_c7m4x2_r : index to i64
+    %w_c7m4x2_f = arith.sitofp %w_c7m4x2_ri : i64 to f32
+    %w_c7m4x2_e = arith.constant 0.125 : f32
+    %w_c7m4x2_g = arith.mulf %w_c7m4x2_f, %w_c7m4x2_e : f32
+    %w_c7m4x2_o = arith.constant -1.0 : f32
+    %w_c7m4x2_v = arith.addf %w_c7m4x2_g, %w_c7m4x2_o : f32
+    tensor.yield %w_c7m4x2_v : f32
+  } : tensor<7x6x8xf32>
+  %g_c7m4x2 = tensor.generate {
+  ^bb0(%i0: index, %i1: index, %i2: index):
+    %g_c7m4x2_c0 = arith.constant 37 : index
+    %g_c7m4x2_p0 = arith.muli %i0, %g_c7m4x2_c0 : index
+    %g_c7m4x2_c1 = arith.constant 11 : index
+    %g_c7m4x2_p1 = arith.muli %i1, %g_c7m4x2_c1 : index
+    %g_c7m4x2_c2 = arith.constant 5 : index
+    %g_c7m4x2_p2 = arith.muli %i2, %g_c7m4x2_c2 : index
+    %g_c7m4x2_s0 = arith.addi %g_c7m4x2_p0, %g_c7m4x2_p1 : index
+    %g_c7m4x2_s1 = arith.addi %g_c7m4x2_s0, %g_c7m4x2_p2 : index
+    %g_c7m4x2_seed = arith.constant 9 : index
+    %g_c7m4x2_t = arith.addi %g_c7m4x2_s1, %g_c7m4x2_seed : index
+    %g_c7m4x2_m = arith.constant 17 : index
+    %g_c7m4x2_r = arith.remui %g_c7m4x2_t, %g_c7m4x2_m : index
+    %g_c7m4x2_ri = arith.index_cast %g_c7m4x2_r : index to i64
+    %g_c7m4x2_f = arith.sitofp %g_c7m4x2_ri : i64 to f32
+    %g_c7m4x2_e = arith.constant 0.125 : f32
+    %g_c7m4x2_g = arith.mulf %g_c7m4x2_f, %g_c7m4x2_e : f32
+    %g_c7m4x2_o = arith.constant -1.0 : f32
+    %g_c7m4x2_v = arith.addf %g_c7m4x2_g, %g_c7m4x2_o : f32
+    tensor.yield %g_c7m4x2_v : f32
+  } : tensor<4x13x8xf32>
+  %yw_c7m4x2 = step.conv1d %x_c7m4x2, %w_c7m4x2 {padding = "causal", groups = 1, step.winograd_tile = 4 : i64, step.winograd_chunks = 2 : i64} : tensor<4x13x6xf32>, tensor<7x6x8xf32>
+  %yw_c7m4x2u = tensor.cast %yw_c7m4x2 : tensor<4x13x8xf32> to tensor<*xf32>
+  call @printMemrefF32(%yw_c7m4x2u) : (tensor<*xf32>) -> ()
+  %yd_c7m4x2 = step.conv1d %x_c7m4x2, %w_c7m4x2 {padding = "causal", groups = 1} : tensor<4x13x6xf32>, tensor<7x6x8xf32>
+  %yd_c7m4x2u = tensor.cast %yd_c7m4x2 : tensor<4x13x8xf32> to tensor<*xf32>
+  call @printMemrefF32(%yd_c7m4x2u) : (tensor<*xf32>) -> ()
+  %dxw_c7m4x2 = step.conv1d_grad_input %g_c7m4x2, %w_c7m4x2 {padding = "causal", groups = 1, step.winograd_tile = 4 : i64, step.winograd_chunks = 2 : i64} : tensor<4x13x8xf32>, tensor<7x6x8xf32>
+  %dxw_c7m4x2u = tensor.cast %dxw_c7m4x2 : tensor<4x13x6xf32> to tensor<*xf32>
+  call @printMemrefF32(%dxw_c7m4x2u) : (tensor<*xf32>) -> ()
+  %dxd_c7m4x2 = step.conv1d_grad_input %g_c7m4x2, %w_c7m4x2 {padding = "causal", groups = 1} : tensor<4x13x8xf32>, tensor<7x6x8xf32>
+  %dxd_c7m4x2u = tensor.cast %dxd_c7m4x2 : tensor<4x13x6xf32> to tensor<*xf32>
+  call @printMemrefF32(%dxd_c7m4x2u) : (tensor<*xf32>) -> ()
+  %dww_c7m4x2 = step.conv1d_grad_weight %x_c7m4x2, %g_c7m4x2 {kernel = 7, padding = "causal", groups = 1, step.winograd_tile = 4 : i64, step.winograd_chunks = 2 : i64} : tensor<4x13x6xf32>, tensor<4x13x8xf32>
+  %dww_c7m4x2u = tensor.cast %dww_c7m4x2 : tensor<7x6x8xf32> to tensor<*xf32>
+  call @printMemrefF32(%dww_c7m4x2u) : (tensor<*xf32>) -> ()
+  %dwd_c7m4x2 = step.conv1d_grad_weight %x_c7m4x2, %g_c7m4x2 {kernel = 7, padding = "causal", groups = 1} : tensor<4x13x6xf32>, tensor<4x13x8xf32>
+  %dwd_c7m4x2u = tensor.cast %dwd_c7m4x2 : tensor<7x6x8xf32> to tensor<*xf32>
+  call @printMemrefF32(%dwd_c7m4x2u) : (tensor<*xf32>) -> ()
+  // v3m2x4: K = 3 valid, F(2, 3), 4 batch chunks
+  %x_v3m2x4 = tensor.generate {
+  ^bb0(%i0: index, %i1: index, %i2: index):
+    %x_v3m2x4_c0 = arith.constant 37 : index
+    %x_v3m2x4_p0 = arith.muli %i0, %x_v3m2x4_c0 : index
+    %x_v3m2x4_c1 = arith.constant 11 : index
+    %x_v3m2x4_p1 = arith.muli %i1, %x_v3m2x4_c1 : index
+    %x_v3m2x4_c2 = arith.constant 5 : index
+    %x_v3m2x4_p2 = arith.muli %i2, %x_v3m2x4_c2 : index
+    %x_v3m2x4_s0 = arith.addi %x_v3m2x4_p0, %x_v3m2x4_p1 : index
+    %x_v3m2x4_s1 = arith.addi %x_v3m2x4_s0, %x_v3m2x4_p2 : index
+    %x_v3m2x4_seed = arith.constant 1 : index
+    %x_v3m2x4_t = arith.addi %x_v3m2x4_s1, %x_v3m2x4_seed : index
+    %x_v3m2x4_m = arith.constant 17 : index
+    %x_v3m2x4_r = arith.remui %x_v3m2x4_t, %x_v3m2x4_m : index
+    %x_v3m2x4_ri = arith.index_cast %x_v3m2x4_r : index to i64
+    %x_v3m2x4_f = arith.sitofp %x_v3m2x4_ri : i64 to f32
+    %x_v3m2x4_e = arith.constant 0.125 : f32
+    %x_v3m2x4_g = arith.mulf %x_v3m2x4_f, %x_v3m2x4_e : f32
+    %x_v3m2x4_o = arith.constant -1.0 : f32
+    %x_v3m2x4_v = arith.addf %x_v3m2x4_g, %x_v3m2x4_o : f32
+    tensor.yield %x_v3m2x4_v : f32
+  } : tensor<4x12x5xf32>
+  %w_v3m2x4 = tensor.generate {
+  ^bb0(%i0: index, %i1: index, %i2: index):
+    %w_v3m2x4_c0 = arith.constant 37 : index
+    %w_v3m2x4_p0 = arith.muli %i0, %w_v3m2x4_c0 : index
+    %w_v3m2x4_c1 = arith.constant 11 : index
+    %w_v3m2x4_p1 = arith.muli %i1, %w_v3m2x4_c1 : index
+    %w_v3m2x4_c2 = arith.constant 5 : index
+    %w_v3m2x4_p2 = arith.muli %i2, %w_v3m2x4_c2 : index
+    %w_v3m2x4_s0 = arith.addi %w_v3m2x4_p0, %w_v3m2x4_p1 : index
+    %w_v3m2x4_s1 = arith.addi %w_v3m2x4_s0, %w_v3m2x4_p2 : index
+    %w_v3m2x4_seed = arith.constant 5 : index
+    %w_v3m2x4_t = arith.addi %w_v3m2x4_s1, %w_v3m2x4_seed : index
+    %w_v3m2x4_m = arith.constant 17 : index
+    %w_v3m2x4_r = arith.remui %w_v3m2x4_t, %w_v3m2x4_m : index
+    %w_v3m2x4_ri = arith.index_cast %w_v3m2x4_r : index to i64
+    %w_v3m2x4_f = arith.sitofp %w_v3m2x4_ri : i64 to f32
+    %w_v3m2x4_e = arith.constant 0.125 : f32
+    %w_v3m2x4_g = arith.mulf %w_v3m2x4_f, %w_v3m2x4_e : f32
+    %w_v3m2x4_o = arith.constant -1.0 : f32
+    %w_v3m2x4_v = arith.addf %w_v3m2x4_g, %w_v3m2x4_o : f32
+    tensor.yield %w_v3m2x4_v : f32
+  } : tensor<3x5x7xf32>
+  %g_v3m2x4 = tensor.generate {
+  ^bb0(%i0: index, %i1: index, %i2: index):
+    %g_v3m2x4_c0 = arith.constant 37 : index
+    %g_v3m2x4_p0 = arith.muli %i0, %g_v3m2x4_c0 : index
+    %g_v3m2x4_c1 = arith.constant 11 : index
+    %g_v3m2x4_p1 = arith.muli %i1, %g_v3m2x4_c1 : index
+    %g_v3m2x4_c2 = arith.constant 5 : index
+    %g_v3m2x4_p2 = arith.muli %i2, %g_v3m2x4_c2 : index
+    %g_v3m2x4_s0 = arith.addi %g_v3m2x4_p0, %g_v3m2x4_p1 : index
+    %g_v3m2x4_s1 = arith.addi %g_v3m2x4_s0, %g_v3m2x4_p2 : index
+    %g_v3m2x4_seed = arith.constant 9 : index
+    %g_v3m2x4_t = arith.addi %g_v3m2x4_s1, %g_v3m2x4_seed : index
+    %g_v3m2x4_m = arith.constant 17 : index
+    %g_v3m2x4_r = arith.remui %g_v3m2x4_t, %g_v3m2x4_m : index
+    %g_v3m2x4_ri = arith.index_cast %g_v3m2x4_r : index to i64
+    %g_v3m2x4_f = arith.sitofp %g_v3m2x4_ri : i64 to f32
+    %g_v3m2x4_e = arith.constant 0.125 : f32
+    %g_v3m2x4_g = arith.mulf %g_v3m2x4_f, %g_v3m2x4_e : f32
+    %g_v3m2x4_o = arith.constant -1.0 : f32
+    %g_v3m2x4_v = arith.addf %g_v3m2x4_g, %g_v3m2x4_o : f32
+    tensor.yield %g_v3m2x4_v : f32
+  } : tensor<4x10x7xf32>
+  %yw_v3m2x4 = step.conv1d %x_v3m2x4, %w_v3m2x4 {padding = "valid", groups = 1, step.winograd_tile = 2 : i64, step.winograd_chunks = 4 : i64} : tensor<4x12x5xf32>, tensor<3x5x7xf32>
+  %yw_v3m2x4u = tensor.cast %yw_v3m2x4 : tensor<4x10x7xf32> to tensor<*xf32>
+  call @printMemrefF32(%yw_v3m2x4u) : (tensor<*xf32>) -> ()
+  %yd_v3m2x4 = step.conv1d %x_v3m2x4, %w_v3m2x4 {padding = "valid", groups = 1} : tensor<4x12x5xf32>, tensor<3x5x7xf32>
+  %yd_v3m2x4u = tensor.cast %yd_v3m2x4 : tensor<4x10x7xf32> to tensor<*xf32>
+  call @printMemrefF32(%yd_v3m2x4u) : (tensor<*xf32>) -> ()
+  %dxw_v3m2x4 = step.conv1d_grad_input %g_v3m2x4, %w_v3m2x4 {padding = "valid", groups = 1, step.winograd_tile = 2 : i64, step.winograd_chunks = 4 : i64} : tensor<4x10x7xf32>, tensor<3x5x7xf32>
+  %dxw_v3m2x4u = tensor.cast %dxw_v3m2x4 : tensor<4x12x5xf32> to tensor<*xf32>
+  call @printMemrefF32(%dxw_v3m2x4u) : (tensor<*xf32>) -> ()
+  %dxd_v3m2x4 = step.conv1d_grad_input %g_v3m2x4, %w_v3m2x4 {padding = "valid", groups = 1} : tensor<4x10x7xf32>, tensor<3x5x7xf32>
+  %dxd_v3m2x4u = tensor.cast %dxd_v3m2x4 : tensor<4x12x5xf32> to tensor<*xf32>
+  call @printMemrefF32(%dxd_v3m2x4u) : (tensor<*xf32>) -> ()
+  %dww_v3m2x4 = step.conv1d_grad_weight %x_v3m2x4, %g_v3m2x4 {kernel = 3, padding = "valid", groups = 1, step.winograd_tile = 2 : i64, step.winograd_chunks = 4 : i64} : tensor<4x12x5xf32>, tensor<4x10x7xf32>
+  %dww_v3m2x4u = tensor.cast %dww_v3m2x4 : tensor<3x5x7xf32> to tensor<*xf32>
+  call @printMemrefF32(%dww_v3m2x4u) : (tensor<*xf32>) -> ()
+  %dwd_v3m2x4 = step.conv1d_grad_weight %x_v3m2x4, %g_v3m2x4 {kernel = 3, padding = "valid", groups = 1} : tensor<4x12x5xf32>, tensor<4x10x7xf32>
+  %dwd_v3m2x4u = tensor.cast %dwd_v3m2x4 : tensor<3x5x7xf32> to tensor<*xf32>
+  call @printMemrefF32(%dwd_v3m2x4u) : (tensor<*xf32>) -> ()
   return
 }
