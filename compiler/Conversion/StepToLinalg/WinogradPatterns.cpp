@@ -21,9 +21,11 @@
 // - conv1d_grad_weight is the forward formula's derivative in w, the same identity:
 //   dw[k] = Σ_ξ G[ξ, k] · (V[ξ]ᵀ · Z[ξ]),  Z[ξ, b, t] = Σ_i Aᵀ[i, ξ] · g[b, t·m + i]
 //   (g zero past S_out), α GEMMs [Cin, B·T] · [B·T, Cout].
-// With `step.winograd_chunks = c` the tiles are made c batch chunks at a time: the transformed
-// tiles and the α products of one chunk are live at once, not the whole batch's (the weight
-// gradient's dU accumulates over the chunks).
+// With `step.winograd_chunks = c` the tiles are made c batch chunks at a time, one iteration
+// of an scf.for each: the transformed tiles and the α products of one chunk are live at once,
+// not the whole batch's (the weight gradient's dU, the loop's carried value, accumulates over
+// the chunks). One loop, not c unrolled copies: the IR, and the bufferization analysis, whose
+// cost grows with the square of an alias set, stay the size of one chunk's.
 // f32 with one group only (the marking pass checks it; bf16 keeps the direct GEMMs).
 //
 //===----------------------------------------------------------------------===//
@@ -32,6 +34,7 @@
 #include "compiler/Conversion/StepToLinalg/Patterns.h"
 #include "compiler/Conversion/StepToLinalg/WinogradTransforms.h"
 #include "dialects/step/IR/StepDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace stepc::lowering {
 namespace {
@@ -76,7 +79,7 @@ Value plane(mlir::OpBuilder &b, mlir::Location loc, Value value, int64_t x) {
 // depends only on the row loop, which is outside the contiguous channel loop, so LLVM hoists
 // it and the channel loop is a vectorised sum of scaled rows. Inputs whose column is all zero
 // are not read. `init`, when given, is a tensor of the result's type whose buffer the kernel
-// overwrites (the previous batch chunk's, see winogradCorrelation).
+// overwrites (the batch chunk's rows of the whole result, see winogradCorrelation).
 Value transformKernel(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType resultType,
                       llvm::ArrayRef<Value> inputs, mlir::AffineMap inputMap,
                       mlir::AffineMap outputMap, unsigned rowLoop,
@@ -130,22 +133,11 @@ mlir::AffineMap loopMap(mlir::MLIRContext *ctx, unsigned loops, llvm::ArrayRef<u
   return mlir::AffineMap::get(loops, 0, exprs, ctx);
 }
 
-// [α, B·T, C] as [α, B, T, C].
-Value expandRows(mlir::OpBuilder &b, mlir::Location loc, Value value, int64_t batch,
-                 int64_t tiles) {
-  auto t = tensorOf(value);
-  return b.create<mlir::tensor::ExpandShapeOp>(
-      loc,
-      mlir::RankedTensorType::get({t.getDimSize(0), batch, tiles, t.getDimSize(2)},
-                                  t.getElementType()),
-      value, llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1, 2}, {3}});
-}
-
 // V [α, B·T, C]: V[ξ, b·T + t, c] = Σ_j Bᵀ[ξ, j] · xp[b, t·m + j, c] of xp [B, L, C], tap j
 // read as the stride-m slice xp[:, j : : m]. Loops (b, t, ξ, c): a tile's α input rows stay
 // in cache while its α outputs are made.
 Value inputTransform(mlir::OpBuilder &b, mlir::Location loc, Value xp,
-                     const WinogradTransforms &tr, int64_t tiles, Value init = nullptr) {
+                     const WinogradTransforms &tr, int64_t tiles) {
   auto t = tensorOf(xp);
   int64_t batch = t.getDimSize(0), channels = t.getDimSize(2);
   mlir::MLIRContext *ctx = b.getContext();
@@ -154,8 +146,7 @@ Value inputTransform(mlir::OpBuilder &b, mlir::Location loc, Value xp,
   auto type = mlir::RankedTensorType::get({tr.alpha, batch, tiles, channels}, t.getElementType());
   Value v = transformKernel(b, loc, type, taps, loopMap(ctx, 4, {0, 1, 3}),
                             loopMap(ctx, 4, {2, 0, 1, 3}), 2,
-                            [&](int64_t x, int64_t j) { return tr.btAt(x, j); }, tr.alpha,
-                            init ? expandRows(b, loc, init, batch, tiles) : Value());
+                            [&](int64_t x, int64_t j) { return tr.btAt(x, j); }, tr.alpha);
   return b.create<mlir::tensor::CollapseShapeOp>(
       loc, mlir::RankedTensorType::get({tr.alpha, batch * tiles, channels}, t.getElementType()),
       v, llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1, 2}, {3}});
@@ -179,13 +170,11 @@ Value weightTransform(mlir::OpBuilder &b, mlir::Location loc, Value weight,
 // P [α, rows, cols] with P[ξ] = op(lhs[ξ]) · op(rhs[ξ]): α library GEMMs, each overwriting its
 // plane (its zero fill becomes the GEMM's beta = 0), or with `accumulate` (a [α, rows, cols]
 // tensor) P[ξ] = accumulate[ξ] + op(lhs[ξ]) · op(rhs[ξ]), which the GEMM does in place.
-// `reuse`, when given, is an [α, rows, cols] tensor whose buffer is overwritten.
 Value planeGemms(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs, int64_t rows,
                  int64_t cols, bool transLhs, bool transRhs, int64_t alpha,
-                 Value accumulate = nullptr, Value reuse = nullptr) {
+                 Value accumulate = nullptr) {
   mlir::Type f32 = b.getF32Type();
   Value all = accumulate ? accumulate
-              : reuse    ? reuse
                          : emptyTensor(b, loc, mlir::RankedTensorType::get({alpha, rows, cols}, f32));
   for (int64_t x = 0; x < alpha; ++x) {
     Value acc = plane(b, loc, all, x);
@@ -200,15 +189,45 @@ Value planeGemms(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs, i
   return all;
 }
 
-// value[b0 : b0 + count] of a [B, ...] tensor: one batch chunk.
-Value batchSlice(mlir::OpBuilder &b, mlir::Location loc, Value value, int64_t b0, int64_t count) {
+// value[b0 : b0 + count] of a [B, ...] tensor: one batch chunk (b0 the chunk loop's index).
+Value batchSlice(mlir::OpBuilder &b, mlir::Location loc, Value value, mlir::OpFoldResult b0,
+                 int64_t count) {
   auto t = tensorOf(value);
-  llvm::SmallVector<int64_t> shape(t.getShape()), offsets(t.getRank(), 0), strides(t.getRank(), 1);
+  llvm::SmallVector<int64_t> shape(t.getShape()), strides(t.getRank(), 1);
   shape[0] = count;
+  llvm::SmallVector<mlir::OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0));
   offsets[0] = b0;
   return b.create<mlir::tensor::ExtractSliceOp>(
-      loc, mlir::RankedTensorType::get(shape, t.getElementType()), value,
-      indexAttrs(b, offsets), indexAttrs(b, shape), indexAttrs(b, strides));
+      loc, mlir::RankedTensorType::get(shape, t.getElementType()), value, offsets,
+      indexAttrs(b, shape), indexAttrs(b, strides));
+}
+
+// value with `part` written at value[b0 : b0 + count].
+Value insertBatchSlice(mlir::OpBuilder &b, mlir::Location loc, Value part, Value value,
+                       mlir::OpFoldResult b0) {
+  auto t = tensorOf(part);
+  llvm::SmallVector<mlir::OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0));
+  offsets[0] = b0;
+  return b.create<mlir::tensor::InsertSliceOp>(
+      loc, part, value, offsets, indexAttrs(b, t.getShape()),
+      indexAttrs(b, llvm::SmallVector<int64_t>(t.getRank(), 1)));
+}
+
+// `body(b0, carried)` for each batch chunk b0 = 0, rows, 2·rows, ... < batch, carrying one
+// tensor: one scf.for, or the body once (b0 = 0) when there is one chunk.
+Value forEachChunk(mlir::OpBuilder &b, mlir::Location loc, int64_t batch, int64_t rows,
+                   Value init,
+                   llvm::function_ref<Value(mlir::OpBuilder &, mlir::Location,
+                                            mlir::OpFoldResult, Value)> body) {
+  if (rows == batch) return body(b, loc, b.getIndexAttr(0), init);
+  auto index = [&](int64_t v) { return b.create<mlir::arith::ConstantIndexOp>(loc, v); };
+  return b
+      .create<mlir::scf::ForOp>(
+          loc, index(0), index(batch), index(rows), mlir::ValueRange{init},
+          [&](mlir::OpBuilder &bb, mlir::Location l, Value b0, mlir::ValueRange carried) {
+            bb.create<mlir::scf::YieldOp>(l, body(bb, l, b0, carried[0]));
+          })
+      .getResult(0);
 }
 
 // y [B, outSeq, Cout]: the correlation y[b, s] = Σ_k xp[b, s + k] · w[k] for s < outSeq by
@@ -229,33 +248,26 @@ Value winogradCorrelation(mlir::OpBuilder &b, mlir::Location loc, Value xp, Valu
   Value u = weightTransform(b, loc, weight, tr, flipped);
   auto yType = mlir::RankedTensorType::get({batch, tiles, tr.m, cout}, f32);
   auto partType = mlir::RankedTensorType::get({rows, tiles, tr.m, cout}, f32);
-  Value y = emptyTensor(b, loc, yType);
-  // Each chunk after the first overwrites the previous chunk's V and P (passed as the kernels'
-  // outputs), and its output transform writes its slice of y (extract, compute, insert), so
-  // the chunks' ops are all distinct: fresh empties of one type per chunk would be merged by
-  // CSE into one shared value, which bufferization then copies around.
-  Value v, products;
-  for (int64_t c = 0; c < chunks; ++c) {
-    v = inputTransform(b, loc, batchSlice(b, loc, xp, c * rows, rows), tr, tiles, v);
-    products = planeGemms(b, loc, v, u, rows * tiles, cout, false, flipped, tr.alpha, nullptr,
-                          products);
-    auto planeType = mlir::RankedTensorType::get({rows, tiles, cout}, f32);
-    llvm::SmallVector<Value> planes;
-    for (int64_t x = 0; x < tr.alpha; ++x)
-      planes.push_back(b.create<mlir::tensor::ExpandShapeOp>(
-          loc, planeType, plane(b, loc, products, x),
-          llvm::SmallVector<mlir::ReassociationIndices>{{0, 1}, {2}}));
-    // y[b, t, i, o] = Σ_ξ Aᵀ[i, ξ] · P[ξ, b, t, o]; loops (b, t, i, o).
-    Value part = transformKernel(
-        b, loc, partType, planes, loopMap(ctx, 4, {0, 1, 3}), loopMap(ctx, 4, {0, 1, 2, 3}), 2,
-        [&](int64_t i, int64_t x) { return tr.atAt(i, x); }, tr.m,
-        chunks > 1 ? batchSlice(b, loc, y, c * rows, rows) : y);
-    y = chunks == 1 ? part
-                    : b.create<mlir::tensor::InsertSliceOp>(
-                          loc, part, y, indexAttrs(b, {c * rows, 0, 0, 0}),
-                          indexAttrs(b, {rows, tiles, tr.m, cout}), indexAttrs(b, {1, 1, 1, 1}))
-                          .getResult();
-  }
+  // Each chunk's output transform writes its rows of y in place (extract, compute, insert).
+  Value y = forEachChunk(
+      b, loc, batch, rows, emptyTensor(b, loc, yType),
+      [&](mlir::OpBuilder &bb, mlir::Location l, mlir::OpFoldResult b0, Value yAll) {
+        Value v = inputTransform(bb, l, batchSlice(bb, l, xp, b0, rows), tr, tiles);
+        Value products =
+            planeGemms(bb, l, v, u, rows * tiles, cout, false, flipped, tr.alpha);
+        auto planeType = mlir::RankedTensorType::get({rows, tiles, cout}, f32);
+        llvm::SmallVector<Value> planes;
+        for (int64_t x = 0; x < tr.alpha; ++x)
+          planes.push_back(bb.create<mlir::tensor::ExpandShapeOp>(
+              l, planeType, plane(bb, l, products, x),
+              llvm::SmallVector<mlir::ReassociationIndices>{{0, 1}, {2}}));
+        // y[b, t, i, o] = Σ_ξ Aᵀ[i, ξ] · P[ξ, b, t, o]; loops (b, t, i, o).
+        Value part = transformKernel(
+            bb, l, partType, planes, loopMap(ctx, 4, {0, 1, 3}), loopMap(ctx, 4, {0, 1, 2, 3}),
+            2, [&](int64_t i, int64_t x) { return tr.atAt(i, x); }, tr.m,
+            rows == batch ? yAll : batchSlice(bb, l, yAll, b0, rows));
+        return rows == batch ? part : insertBatchSlice(bb, l, part, yAll, b0);
+      });
   Value full = b.create<mlir::tensor::CollapseShapeOp>(
       loc, mlir::RankedTensorType::get({batch, tiles * tr.m, cout}, f32), y,
       llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1, 2}, {3}});
@@ -359,27 +371,32 @@ struct Conv1dGradWeightWinograd : mlir::OpRewritePattern<step::Conv1dGradWeightO
     mlir::MLIRContext *ctx = getContext();
     // Per batch chunk: V of its input, Z[ξ, b, t, o] = Σ_i Aᵀ[i, ξ] · g[b, t·m + i, o] (the
     // output transform's transpose; loops (b, t, ξ, o)) and dU[ξ] += V[ξ]ᵀ · Z[ξ], the chunks
-    // summed in order (the GEMMs accumulate in place).
+    // summed in order (the GEMMs accumulate in place into the loop's carried dU, zero first).
     int64_t chunks = chunksOf(op, batch), rows = batch / chunks;
-    // As in winogradCorrelation, each chunk after the first overwrites the previous one's V
-    // and Z, so that no two chunks' ops are alike for CSE.
-    Value du, v, z;
-    for (int64_t c = 0; c < chunks; ++c) {
-      v = inputTransform(rw, loc, batchSlice(rw, loc, xp, c * rows, rows), *tr, tiles, v);
-      Value gc = batchSlice(rw, loc, gp, c * rows, rows);
-      llvm::SmallVector<Value> outputs;
-      for (int64_t i = 0; i < tr->m; ++i)
-        outputs.push_back(sequenceSlice(rw, loc, gc, i, tiles, tr->m));
-      Value z4 = transformKernel(
-          rw, loc, mlir::RankedTensorType::get({tr->alpha, rows, tiles, cout}, f32), outputs,
-          loopMap(ctx, 4, {0, 1, 3}), loopMap(ctx, 4, {2, 0, 1, 3}), 2,
-          [&](int64_t x, int64_t i) { return tr->atAt(i, x); }, tr->alpha,
-          z ? expandRows(rw, loc, z, rows, tiles) : Value());
-      z = rw.create<mlir::tensor::CollapseShapeOp>(
-          loc, mlir::RankedTensorType::get({tr->alpha, rows * tiles, cout}, f32), z4,
-          llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1, 2}, {3}});
-      du = planeGemms(rw, loc, v, z, cin, cout, true, false, tr->alpha, du);
-    }
+    auto duType = mlir::RankedTensorType::get({tr->alpha, cin, cout}, f32);
+    // (One chunk: each GEMM overwrites its plane, no zero fill.)
+    Value zero = chunks == 1 ? Value()
+                             : rw.create<mlir::linalg::FillOp>(
+                                     loc, scalarConstant(rw, loc, f32, 0.0),
+                                     emptyTensor(rw, loc, duType))
+                                   .getResult(0);
+    Value du = forEachChunk(
+        rw, loc, batch, rows, zero,
+        [&](mlir::OpBuilder &bb, mlir::Location l, mlir::OpFoldResult b0, Value duAll) {
+          Value v = inputTransform(bb, l, batchSlice(bb, l, xp, b0, rows), *tr, tiles);
+          Value gc = batchSlice(bb, l, gp, b0, rows);
+          llvm::SmallVector<Value> outputs;
+          for (int64_t i = 0; i < tr->m; ++i)
+            outputs.push_back(sequenceSlice(bb, l, gc, i, tiles, tr->m));
+          Value z4 = transformKernel(
+              bb, l, mlir::RankedTensorType::get({tr->alpha, rows, tiles, cout}, f32), outputs,
+              loopMap(ctx, 4, {0, 1, 3}), loopMap(ctx, 4, {2, 0, 1, 3}), 2,
+              [&](int64_t x, int64_t i) { return tr->atAt(i, x); }, tr->alpha);
+          Value z = bb.create<mlir::tensor::CollapseShapeOp>(
+              l, mlir::RankedTensorType::get({tr->alpha, rows * tiles, cout}, f32), z4,
+              llvm::SmallVector<mlir::ReassociationIndices>{{0}, {1, 2}, {3}});
+          return planeGemms(bb, l, v, z, cin, cout, true, false, tr->alpha, duAll);
+        });
     // dw[k] = Σ_ξ G[ξ, k] · dU[ξ]; loops (k, c, o).
     llvm::SmallVector<Value> planes;
     for (int64_t x = 0; x < tr->alpha; ++x) planes.push_back(plane(rw, loc, du, x));

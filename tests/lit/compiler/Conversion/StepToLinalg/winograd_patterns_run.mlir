@@ -17,6 +17,19 @@
 // LOWERED: linalg.generic {{.*}}ins({{.*}} : tensor<2x4x8xf32>, {{.*}}outs({{.*}} : tensor<8x2x4x8xf32>)
 // LOWERED-COUNT-8: linalg.generic {{.*}}ins({{.*}} : tensor<8x8xf32>, tensor<8x6xf32>)
 // LOWERED: linalg.generic {{.*}}outs({{.*}} : tensor<2x4x4x6xf32>)
+// A chunked convolution (c7m4x2: batch 4, 2 chunks) is one scf.for over the chunks, not one
+// copy of the lowering per chunk: the chunk's rows of the padded input, its input transform,
+// α = 10 GEMMs, and the output transform writing the chunk's rows of the carried output.
+// LOWERED: scf.for %[[B0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[Y:.*]] = %{{.*}}) -> (tensor<4x4x4x8xf32>)
+// LOWERED: tensor.extract_slice %{{.*}}[%[[B0]], 0, 0] [2, 22, 6] [1, 1, 1]
+// LOWERED: linalg.generic {{.*}}outs({{.*}} : tensor<10x2x4x6xf32>)
+// LOWERED-COUNT-10: linalg.generic {{.*}}ins({{.*}} : tensor<8x6xf32>, tensor<6x8xf32>)
+// LOWERED: tensor.extract_slice %[[Y]][%[[B0]], 0, 0, 0] [2, 4, 4, 8] [1, 1, 1, 1]
+// LOWERED: tensor.insert_slice %{{.*}} into %[[Y]][%[[B0]], 0, 0, 0] [2, 4, 4, 8] [1, 1, 1, 1]
+// LOWERED: scf.yield
+// The weight gradient's chunks accumulate into the carried dU (zero before the loop).
+// LOWERED: linalg.fill {{.*}} -> tensor<10x6x8xf32>
+// LOWERED: scf.for {{.*}} -> (tensor<10x6x8xf32>)
 
 func.func private @printMemrefF32(tensor<*xf32>)
 
