@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+
+#include "runtime/base/Philox.h"
 
 namespace stepc::rt {
 namespace {
@@ -74,6 +77,51 @@ TEST(Orthogonal, NeedsTwoUnstackedDims) {
   std::vector<double> out;
   EXPECT_NE(initParameter(spec("orthogonal"), "v", {4, 8}, 1, 1, out), "");
   EXPECT_NE(initParameter(spec("orthogonal"), "v", {8}, 0, 1, out), "");
+}
+
+// The textbook modified Gram-Schmidt, one vector at a time, on the same draws as Init.cpp:
+// the panelled, lane-interleaved, multi-threaded version must give exactly these bits.
+std::vector<double> textbookOrthogonal(const std::string &name, int64_t rows, int64_t cols,
+                                       uint64_t seed, double gain) {
+  bool byRows = rows <= cols;
+  int64_t count = byRows ? rows : cols, length = byRows ? cols : rows;
+  std::vector<double> v(count * length), out(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      v[byRows ? r * cols + c : c * rows + r] =
+          standardNormal(seed, hashName(name), static_cast<uint64_t>(r * cols + c));
+  for (int64_t j = 0; j < count; ++j) {
+    double *vj = &v[j * length];
+    for (int64_t i = 0; i < j; ++i) {
+      const double *vi = &v[i * length];
+      double dot = 0.0;
+      for (int64_t e = 0; e < length; ++e) dot += vi[e] * vj[e];
+      for (int64_t e = 0; e < length; ++e) vj[e] -= dot * vi[e];
+    }
+    double norm = 0.0;
+    for (int64_t e = 0; e < length; ++e) norm += vj[e] * vj[e];
+    norm = std::sqrt(norm);
+    for (int64_t e = 0; e < length; ++e) vj[e] /= norm;
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[r * cols + c] = gain * v[byRows ? r * cols + c : c * rows + r];
+  return out;
+}
+
+// Sizes around the panel (32 vectors) and lane (8) boundaries, and one large enough that the
+// panels' updates are split over threads (a tall [600, 500] and a wide [450, 700]).
+TEST(Orthogonal, BitIdenticalToTheTextbookLoop) {
+  InitSpec s = spec("orthogonal");
+  s.gain = 1.7;
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {9, 7}, {7, 9}, {33, 40}, {65, 64}, {100, 71}, {600, 500}, {450, 700}}) {
+    std::vector<double> got = init(s, "layer.w", {rows, cols}, 0, 11);
+    std::vector<double> want = textbookOrthogonal("layer.w", rows, cols, 11, 1.7);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(double)), 0)
+        << rows << " x " << cols;
+  }
 }
 
 TEST(Normal, HasTheRequestedMeanAndStd) {
