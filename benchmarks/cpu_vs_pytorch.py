@@ -327,8 +327,9 @@ def stepc_info_flops(binary):
 
 
 def stepc_gemm_share(binary, a):
-    """The share of stepc's step time in library GEMMs, from STEPC_PROFILE over 2 steps (a run of
-    its own: the profile's clock calls are not in the measured steps)."""
+    """The share of stepc's step time in library GEMMs, from STEPC_PROFILE's second step (a run of
+    its own: the profile's clock calls are not in the measured steps; the profile leaves out
+    the first, warm-up step)."""
     env = side_env(a)
     env["STEPC_PROFILE"] = "1"
     r = subprocess.run([binary, "train", "--steps", "2", "--threads", str(a.threads), "--seed",

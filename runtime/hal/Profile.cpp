@@ -19,6 +19,7 @@ struct Entry {
 
 struct State {
   bool enabled = false;
+  bool warmupLeftOut = false;
   std::vector<Entry> entries;
   std::chrono::steady_clock::time_point start;
 };
@@ -58,7 +59,8 @@ std::string profileReport() {
   std::sort(order.begin(), order.end(),
             [](const Entry *a, const Entry *b) { return a->seconds > b->seconds; });
   std::string out = "profile (STEPC_PROFILE): " + std::to_string(order.size()) +
-                    " kernels and library calls, " + std::to_string(total * 1e3) + " ms in all\n";
+                    " kernels and library calls, " + std::to_string(total * 1e3) + " ms in all" +
+                    (s.warmupLeftOut ? " (step 1, the warm-up, left out)" : "") + "\n";
   char line[512];
   std::snprintf(line, sizeof line, "%10s %10s %7s  %s\n", "total ms", "calls", "share", "kernel");
   out += line;
@@ -76,6 +78,16 @@ std::string profileReport() {
     out += line;
   }
   return out;
+}
+
+void profileWarmupDone() {
+  State &s = state();
+  if (!s.enabled) return;
+  for (Entry &e : s.entries) {
+    e.calls = 0;
+    e.seconds = 0;
+  }
+  s.warmupLeftOut = true;
 }
 
 }  // namespace stepc::rt

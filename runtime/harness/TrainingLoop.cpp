@@ -17,6 +17,7 @@
 #include "runtime/formats/Checkpoint.h"
 #include "runtime/base/Init.h"
 #include "runtime/formats/Safetensors.h"
+#include "runtime/hal/Profile.h"
 
 namespace stepc::rt {
 namespace {
@@ -565,6 +566,7 @@ Status train(StepProgram &program, const TrainOptions &options, Reporter &report
                                 : "; the newest checkpoint is " + checkpoints.last() +
                                       " (--resume continues from it)"));
     double seconds = reporter.now() - t0;
+    if (step == first && step + 1 < total) profileWarmupDone();
     bool validating = options.evalEvery > 0 &&
                       ((step + 1) % options.evalEvery == 0 || step + 1 == total);
     double valLoss = 0;
