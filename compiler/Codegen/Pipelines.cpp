@@ -92,7 +92,9 @@ void buildKernels(mlir::OpPassManager &pm) {
 // the CPU the runtime would run them as a single-threaded scalar pass after the GEMM, where
 // the kernel they stay in is parallel and vectorised.
 // The kernels' tiling is the target's: about 64 tiles for the CPU's threads, two waves of the
-// SMs of `gpuArch` (non-empty: a CUDA target) for its blocks. `debugNan` (the CPU's only: the
+// SMs of `gpuArch` (non-empty: a CUDA target) for its blocks. Once every buffer has its place,
+// kernel arguments that share memory with no other argument at any call are marked for LLVM's
+// `noalias` (the CPU's object emitter applies it). `debugNan` (the CPU's only: the
 // checks run on the host) checks every kernel's outputs for NaN and Inf.
 void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNan) {
   std::string tiling = "step-tile-kernels";
@@ -116,7 +118,8 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
                   (gpuArch.empty() ? "step-windowed-gemms," : "") +
                   "step-collectives-to-runtime,step-gemm-epilogues" +
                   (gpuArch.empty() ? "{gelu=false}" : "") + ",canonicalize,"
-              "step-outline-kernels,step-offload-buffers," + tiling + ",step-plan-memory" + predict +
+              "step-outline-kernels,step-offload-buffers," + tiling + ",step-plan-memory," +
+                  "step-kernel-noalias" + predict +
                   (debugNan && gpuArch.empty() ? ",step-check-finite" : ""));
 }
 

@@ -70,6 +70,10 @@ def OffloadBuffers : Pass<"step-offload-buffers", "mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
 }
 
+def KernelNoAlias : Pass<"step-kernel-noalias", "mlir::ModuleOp"> {
+  let summary = "Marks the kernel arguments that share memory with no other argument at any call (step.noalias_args)";
+}
+
 def PlanMemory : Pass<"step-plan-memory", "mlir::ModuleOp"> {
   let summary = "Places every temporary buffer at a fixed offset of one static arena";
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];

@@ -190,10 +190,20 @@ mlir::LogicalResult emitObject(mlir::ModuleOp module, const std::string &path,
   // The description already lives in @stepc_program_description; the attribute has no LLVM
   // meaning.
   module->removeAttr("step.program");
-  // Likewise the step.* argument attributes (role, name) that say what each buffer is.
+  // Likewise the step.* argument attributes (role, name) that say what each buffer is. A
+  // kernel's arguments that never share memory with its others (--step-kernel-noalias, which
+  // names their aligned pointers' positions) become LLVM `noalias`.
   module.walk([](mlir::LLVM::LLVMFuncOp fn) {
     fn.removeArgAttrsAttr();
     fn.removeResAttrsAttr();
+    auto noalias = fn->getAttrOfType<mlir::DenseI64ArrayAttr>("step.noalias_args");
+    if (!noalias) return;
+    for (int64_t position : noalias.asArrayRef())
+      if (position >= 0 && position < static_cast<int64_t>(fn.getNumArguments()) &&
+          llvm::isa<mlir::LLVM::LLVMPointerType>(fn.getArgument(position).getType()))
+        fn.setArgAttr(static_cast<unsigned>(position), mlir::LLVM::LLVMDialect::getNoAliasAttrName(),
+                      mlir::UnitAttr::get(fn.getContext()));
+    fn->removeAttr("step.noalias_args");
   });
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvmModule = mlir::translateModuleToLLVMIR(module, context, "stepc");
