@@ -34,6 +34,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace stepc::codegen {
 
@@ -89,16 +90,9 @@ Extent extentOf(mlir::Value value) {
       if (!mlir::matchPattern(view.getByteShift(), mlir::m_ConstantInt(&bytes))) known = false;
       else shift += bytes.getSExtValue();
       current = view.getSource();
-    } else if (auto sub = llvm::dyn_cast<mlir::memref::SubViewOp>(def)) {
-      current = sub.getSource();
-    } else if (auto cast = llvm::dyn_cast<mlir::memref::CastOp>(def)) {
-      current = cast.getSource();
-    } else if (auto expand = llvm::dyn_cast<mlir::memref::ExpandShapeOp>(def)) {
-      current = expand.getSrc();
-    } else if (auto collapse = llvm::dyn_cast<mlir::memref::CollapseShapeOp>(def)) {
-      current = collapse.getSrc();
-    } else if (auto reinterpret = llvm::dyn_cast<mlir::memref::ReinterpretCastOp>(def)) {
-      current = reinterpret.getSource();
+    } else if (auto like = llvm::dyn_cast<mlir::ViewLikeOpInterface>(def)) {
+      // subview, cast, reshapes, reinterpret_cast: the final type's layout holds their offset.
+      current = like.getViewSource();
     } else if (auto global = llvm::dyn_cast<mlir::memref::GetGlobalOp>(def)) {
       extent.root = global.getNameAttr().getAsOpaquePointer();
       break;
