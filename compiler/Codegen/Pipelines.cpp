@@ -165,7 +165,7 @@ void buildCudaLLVM(mlir::OpPassManager &pm, llvm::StringRef gpuArch) {
 }
 
 void buildEmulated(mlir::OpPassManager &pm) {
-  addPipeline(pm, "step-lower-gpu-reductions,step-emulate-gpu");
+  addPipeline(pm, "step-lower-gpu-reductions,step-check-offload-access,step-emulate-gpu");
 }
 
 // Not a stage: what the lit tests that run lowered code use to reach mlir-cpu-runner (linalg
@@ -263,7 +263,8 @@ const Stage kStages[] = {
             "backend",
      kCuda, StageKind::View, "stepc-ptx", "ptx", stageForArch<buildPtx>},
     {"emulated", "(cuda-emulated) block reductions lowered to shuffles and barriers as for the "
-                 "GPU, then each launch a loop over blocks and lock-step threads on the CPU",
+                 "GPU, an offloading plan's commands checked against the transfers in flight, "
+                 "then each launch a loop over blocks and lock-step threads on the CPU",
      kEmulated, StageKind::IR, "stepc-emulated", "mlir", stage<buildEmulated>},
     {"llvm", "the LLVM dialect: loops, bare-pointer calls, packed entry points stepc_train_step / "
              "stepc_eval_loss and the embedded @stepc_program_description",

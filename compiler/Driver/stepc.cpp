@@ -96,6 +96,9 @@ ABSL_FLAG(int64_t, winograd_tile, 4,
 ABSL_FLAG(bool, test_only_perturb_winograd, false,
           "tests only: Winograd's G with one coefficient 1% off, a wrong transform the numeric "
           "tests must catch");
+ABSL_FLAG(int64_t, test_only_drop_offload_wait, 0,
+          "tests only: with --device-memory, leave out the N-th wait for a prefetch (1-based), "
+          "a plan bug the cuda-emulated executable's race check must catch");
 ABSL_FLAG(std::string, memory_budget, "",
           "`compile`, `interpret`: the most memory the training step may plan (bytes, or with "
           "K, M, G: KiB, MiB, GiB); per step.repeat the compiler then chooses what the backward "
@@ -165,9 +168,11 @@ Usage:
                   the backward keeps (reversible, each layer's input, its GEMM outputs) is
                   chosen for the least recompute whose memory plan fits; --emit=plan and
                   `NAME info` say what was chosen and why; a budget nothing fits is an error.
-                  [--device-memory=BYTES [--offload=planned|sync]] (compile, CPU): what
-                  does not fit stays in host memory (a file on the CPU target) and streams
-                  through the device layer by layer, its transfers overlapped with the work.
+                  [--device-memory=BYTES [--offload=planned|sync]] (compile): what does not
+                  fit stays in host memory (a file on the CPU target, pinned memory on
+                  CUDA) and streams through the device layer by layer, its transfers
+                  overlapped with the work; cuda-emulated checks every command against the
+                  transfers in flight and stops the run at the first race.
                   [--rebuild-error] (compile, interpret): the step reports metric
                   rebuild_error, the distance of each reversible repeat's rebuilt inputs
                   from the forward's (0: bit for bit).
@@ -343,10 +348,10 @@ bool writeModule(mlir::ModuleOp module, llvm::StringRef path) {
 // The CPU step's `llvm` stage to an object file, linked with the runtime into the executable
 // -o NAME. `cuda`: the CUDA step's `llvm` stage, linked next to the CPU step (which
 // --device=auto falls back to).
-int buildTrainingExecutable(mlir::ModuleOp module, stepc::step::ModelOp model, const char *argv0,
+int buildTrainingExecutable(mlir::ModuleOp module, const std::string &modelName, const char *argv0,
                             mlir::ModuleOp cuda, const std::string &gpuArch) {
   std::string output = absl::GetFlag(FLAGS_o);
-  if (output.empty()) output = model.getSymName().str();
+  if (output.empty()) output = modelName;
   if (output == "-") return fail("-o -: an executable cannot go to stdout (use --emit=STAGE)");
   llvm::StringRef outputDir = llvm::sys::path::parent_path(output);
   if (!outputDir.empty() && !llvm::sys::fs::is_directory(outputDir))
@@ -554,10 +559,16 @@ int main(int argc, char **argv) {
     if (mode != "planned" && mode != "sync")
       return fail("--offload expects planned or sync, found '" + mode + "'");
     if (command != "compile") return fail("--device-memory: `compile` only");
-    if (*target != cg::Target::CPU)
-      return fail("--device-memory: the CPU target only for now (the CUDA executor's pinned "
-                  "copies are not built yet)");
     if (failed(cg::applyDeviceMemory(*module, stageOptions, *bytes, mode))) return 1;
+    if (int64_t drop = absl::GetFlag(FLAGS_test_only_drop_offload_wait); drop > 0) {
+      // The pass reads it from the request (compiler/Codegen/Common/OffloadBuffers.cpp).
+      auto request = (*module)->getAttrOfType<mlir::DictionaryAttr>("step.offload");
+      if (!request) return fail("--test-only-drop-offload-wait: the budget offloads nothing");
+      mlir::NamedAttrList entries(request);
+      mlir::Builder builder(module->getContext());
+      entries.set("test_drop_wait", builder.getI64IntegerAttr(drop));
+      (*module)->setAttr("step.offload", entries.getDictionary(module->getContext()));
+    }
   } else if (isSpecified("offload")) {
     return fail("--offload needs --device-memory (what must fit on the device)");
   }
@@ -593,6 +604,8 @@ int main(int argc, char **argv) {
   // `buffers` on, the tiling is each target's own).
   std::string dumpDir = absl::GetFlag(FLAGS_dump_phases_to);
   std::string output = absl::GetFlag(FLAGS_o);
+  // The executable's default name; the stages drop the model op (step-drop-model).
+  std::string modelName = model.getSymName().str();
   mlir::OwningOpRef<mlir::ModuleOp> cpuStep;
   std::string view;
   auto stages = cg::stagesOf(*target);
@@ -625,14 +638,14 @@ int main(int argc, char **argv) {
   }
   if (buildExecutable) {
     if (!cpuStep)
-      return buildTrainingExecutable(*module, model, argv[0], mlir::ModuleOp(),
+      return buildTrainingExecutable(*module, modelName, argv[0], mlir::ModuleOp(),
                                      stageOptions.gpuArch);
     cg::StageOptions cpuOptions = stageOptions;
     cpuOptions.target = cg::Target::CPU;
     for (const char *name : {"buffers", "llvm"})
       if (failed(cg::runStage(*cg::findStage(cg::Target::CPU, name), *cpuStep, cpuOptions)))
         return 1;
-    return buildTrainingExecutable(*cpuStep, model, argv[0], *module, stageOptions.gpuArch);
+    return buildTrainingExecutable(*cpuStep, modelName, argv[0], *module, stageOptions.gpuArch);
   }
   if (emit->kind == cg::StageKind::View) return writeText(view, output.empty() ? "-" : output) ? 0 : 1;
   return writeModule(*module, output.empty() ? "-" : output) ? 0 : 1;

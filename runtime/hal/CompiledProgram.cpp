@@ -241,7 +241,9 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
                                    return b.kind == Binding::Kind::kParam ||
                                           b.kind == Binding::Kind::kState;
                                  });
-    return cudaStep_->call(info(), cudaEntry, cudaFn, buffers, step, resident, scratch_);
+    // The CUDA step's own description: its offload ids (--device-memory) index its plan's list.
+    return cudaStep_->call(cudaDescription_->info, cudaEntry, cudaFn, buffers, step, resident,
+                           scratch_);
   }
   int64_t stepValue = step;
   args_.clear();

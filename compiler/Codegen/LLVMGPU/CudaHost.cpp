@@ -8,6 +8,8 @@
 //   - GEMMs call the CUDA implementation of the GEMM interface (stepc_cuda_matmul_f32, ...), on
 //     the step's stream, and a data-parallel step's all-reduce NCCL's
 //     (stepc_cuda_all_reduce_sum_f32, runtime/hal/cuda/Nccl.h);
+//   - an offloading plan's transfers (--device-memory) go to the pinned host tier and its copy
+//     stream (stepc_cuda_offload_fetch, ..., runtime/hal/cuda/HostTier.h);
 //   - the plan's remaining copies (contiguous memref.copy) call stepc_cuda_copy(dst, src,
 //     bytes), a device-to-device copy on the step's stream;
 //   - the per-kernel profile calls go: host timestamps around asynchronous launches measure
@@ -41,11 +43,12 @@ struct CudaHostPass : impl::CudaHostBase<CudaHostPass> {
       llvm::StringRef name = fn.getSymName();
       if (name != "stepc_matmul_f32" && name != "stepc_batch_matmul_f32" &&
           name != "stepc_matmul_bf16" && name != "stepc_batch_matmul_bf16" &&
-          name != "stepc_matmul_epilogue_f32" && name != "stepc_all_reduce_sum_f32")
+          name != "stepc_matmul_epilogue_f32" && name != "stepc_all_reduce_sum_f32" &&
+          !name.starts_with("stepc_offload_"))
         continue;
       std::string cuda = ("stepc_cuda_" + name.drop_front(6)).str();
       if (failed(mlir::SymbolTable::replaceAllSymbolUses(fn, b.getStringAttr(cuda), module))) {
-        fn.emitError("cannot rename the GEMM calls");
+        fn.emitError("cannot rename the runtime calls");
         return signalPassFailure();
       }
       fn.setSymName(cuda);

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -52,7 +53,18 @@ struct FarStore::Impl {
     int64_t id, layer;
     void *data;
   };
+  // A transfer the step has issued and not yet waited for (by waiting for it or for a later
+  // one: they complete in issue order), with the slot bytes it writes (a fetch) or reads (a
+  // write-back). What the emulator's access checks compare kernels' operands against.
+  struct Outstanding {
+    int64_t seq;
+    bool read;
+    int64_t id, layer;
+    uintptr_t lo, hi;
+  };
   std::vector<Buffer> buffers;
+  std::vector<std::string> names;  // "param:cell.w1", "state:m/cell.w1", by id
+  std::deque<Outstanding> outstanding;
   std::vector<std::vector<int64_t>> fetchSeq;  // the last fetch of each layer
   int fd = -1, directFd = -1;
   void *mapping = nullptr;
@@ -62,6 +74,7 @@ struct FarStore::Impl {
   std::condition_variable work, done;
   std::deque<Request> queue;
   int64_t issued = 0, completed = 0;
+  int64_t callStart = 0;  // `issued` when the current call began (the messages count from it)
   bool stopping = false;
   std::string error;  // the first failure since begin()
   OffloadStats stats;
@@ -137,7 +150,16 @@ struct FarStore::Impl {
     int64_t seq = ++issued;
     if (read) fetchSeq[static_cast<size_t>(id)][static_cast<size_t>(layer)] = seq;
     queue.push_back({seq, read, id, layer, data});
+    auto lo = reinterpret_cast<uintptr_t>(data);
+    outstanding.push_back({seq, read, id, layer, lo,
+                           lo + static_cast<uintptr_t>(buffers[static_cast<size_t>(id)].layerBytes)});
     work.notify_one();
+  }
+
+  // The step has waited for transfer `seq`, so for every transfer issued before it.
+  void retire(int64_t seq) {
+    std::lock_guard<std::mutex> lock(mutex);
+    while (!outstanding.empty() && outstanding.front().seq <= seq) outstanding.pop_front();
   }
 
   void waitFor(int64_t seq) {
@@ -188,6 +210,14 @@ Status FarStore::open(const ProgramInfo &info, std::unique_ptr<FarStore> &out) {
   std::vector<char> name(path.begin(), path.end());
   name.push_back('\0');
   impl->fd = ::mkstemp(name.data());
+  for (const OffloadSpec &o : info.offload) {
+    if (o.state) {
+      const StateSpec &st = info.state[static_cast<size_t>(o.index)];
+      impl->names.push_back("state:" + st.slot + "/" + st.param);
+    } else {
+      impl->names.push_back("param:" + info.params[static_cast<size_t>(o.index)].name);
+    }
+  }
   if (impl->fd < 0)
     return Status::error("cannot create the offload file in " + std::string(dir) + " (" +
                          std::strerror(errno) + "); set STEPC_OFFLOAD_DIR to a writable directory");
@@ -240,6 +270,7 @@ Status FarStore::begin() {
   ::posix_fadvise(impl_->fd, 0, impl_->fileBytes, POSIX_FADV_DONTNEED);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->error.clear();
+  impl_->callStart = impl_->issued;
   return {};
 }
 
@@ -278,6 +309,7 @@ void FarStore::wait(int64_t id, int64_t layer) {
     seq = impl_->fetchSeq[static_cast<size_t>(id)][static_cast<size_t>(layer)];
   }
   impl_->waitFor(seq);
+  impl_->retire(seq);
 }
 
 void FarStore::flush() {
@@ -287,6 +319,29 @@ void FarStore::flush() {
     seq = impl_->issued;
   }
   impl_->waitFor(seq);
+  impl_->retire(seq);
+}
+
+void FarStore::access(uintptr_t lo, uintptr_t hi, bool writes, const char *what) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (!impl_->error.empty() || lo >= hi) return;  // the first race is the one reported
+  for (const Impl::Outstanding &t : impl_->outstanding) {
+    if (hi <= t.lo || t.hi <= lo) continue;
+    // A write-back only reads its slot: reading it beside the copy is fine, writing is not.
+    if (!t.read && !writes) continue;
+    const std::string &buffer = impl_->names[static_cast<size_t>(t.id)];
+    char range[96];
+    std::snprintf(range, sizeof range, "bytes %zu..%zu of its slot",
+                  static_cast<size_t>(std::max(lo, t.lo) - t.lo),
+                  static_cast<size_t>(std::min(hi, t.hi) - t.lo));
+    impl_->fail(std::string("offload race: ") + what + (writes ? " writes " : " reads ") + range +
+                (t.read ? " while the prefetch of " : " while the write-back of ") + buffer +
+                " layer " + std::to_string(t.layer) + " (transfer " +
+                std::to_string(t.seq - impl_->callStart) +
+                " of this call) is in flight: the plan " +
+                (t.read ? "has not waited for it" : "has not flushed it") + " before this command");
+    return;
+  }
 }
 
 OffloadStats FarStore::stats() const {
@@ -311,3 +366,38 @@ extern "C" void _mlir_ciface_stepc_offload_store(int64_t id, int64_t layer, Step
 extern "C" void stepc_offload_wait(int64_t id, int64_t layer) { stepc::rt::current().wait(id, layer); }
 
 extern "C" void stepc_offload_flush() { stepc::rt::current().flush(); }
+
+namespace {
+
+// The bytes a memref<*x...> view spans, from its descriptor: from its first element to one
+// past its last (1 + sum of (size - 1) * stride elements; none when a size is zero).
+void accessView(const StepcUnrankedF32 *m, int64_t bytes, int64_t writes, int64_t what) {
+  const auto *d = static_cast<const int64_t *>(m->descriptor);
+  auto aligned = static_cast<uintptr_t>(d[1]);
+  int64_t offset = d[2], span = 1;
+  for (int64_t i = 0; i < m->rank; ++i) {
+    int64_t size = d[3 + i], stride = d[3 + m->rank + i];
+    if (size == 0) span = 0;
+    if (span) span += (size - 1) * stride;
+  }
+  uintptr_t lo = aligned + static_cast<uintptr_t>(offset * bytes);
+  stepc::rt::current().access(lo, lo + static_cast<uintptr_t>(span * bytes), writes != 0,
+                              reinterpret_cast<const char *>(what));
+}
+
+}  // namespace
+
+// One entry per element type the step's buffers have (the descriptor's layout is the same).
+#define STEPC_OFFLOAD_ACCESS(T)                                                                  \
+  extern "C" void _mlir_ciface_stepc_offload_access_##T(StepcUnrankedF32 *m, int64_t bytes,     \
+                                                        int64_t writes, int64_t what) {         \
+    accessView(m, bytes, writes, what);                                                          \
+  }
+STEPC_OFFLOAD_ACCESS(f32)
+STEPC_OFFLOAD_ACCESS(f64)
+STEPC_OFFLOAD_ACCESS(f16)
+STEPC_OFFLOAD_ACCESS(bf16)
+STEPC_OFFLOAD_ACCESS(i1)
+STEPC_OFFLOAD_ACCESS(i8)
+STEPC_OFFLOAD_ACCESS(i32)
+STEPC_OFFLOAD_ACCESS(i64)

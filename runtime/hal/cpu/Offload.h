@@ -59,6 +59,13 @@ class FarStore {
   void store(int64_t id, int64_t layer, const float *slot, int64_t elements);
   void wait(int64_t id, int64_t layer);
   void flush();
+  /// The emulator's check before each command of the plan (--target=cuda-emulated,
+  /// compiler/Codegen/Emulation/CheckOffloadAccess.cpp): `what` reads (or, `writes`, writes)
+  /// the bytes [lo, hi). Touching the slot of a prefetch not yet waited for, or writing the
+  /// slot of a write-back not yet flushed, is a race on a GPU (the copy runs on its own
+  /// stream): the call's error names the command and the transfer. Transfers complete in issue
+  /// order, so waiting for one retires every transfer issued before it.
+  void access(uintptr_t lo, uintptr_t hi, bool writes, const char *what);
 
   OffloadStats stats() const;
 
@@ -78,5 +85,9 @@ extern "C" void _mlir_ciface_stepc_offload_fetch(int64_t id, int64_t layer, Step
 extern "C" void _mlir_ciface_stepc_offload_store(int64_t id, int64_t layer, StepcUnrankedF32 *slot);
 extern "C" void stepc_offload_wait(int64_t id, int64_t layer);
 extern "C" void stepc_offload_flush();
+/// The emulator's checks (FarStore::access), one per element type: the view's bytes from its
+/// descriptor, `bytes` per element, and the command's name (a NUL-terminated string's address).
+extern "C" void _mlir_ciface_stepc_offload_access_f32(StepcUnrankedF32 *view, int64_t bytes,
+                                                      int64_t writes, int64_t what);
 
 #endif  // STEPC_RUNTIME_HAL_CPU_OFFLOAD_H

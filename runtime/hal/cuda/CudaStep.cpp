@@ -31,15 +31,28 @@ Status CudaStep::launch(Mirrors &m, Entry fn, std::vector<void *> &args) {
   ++m.calls;
   if (graphs && m.graph)
     return s.driver().check(api.cuGraphLaunch(m.graph, s.stream()), "cuGraphLaunch");
-  if (!graphs || m.calls == 1) {
+  // The host plan, run directly or under capture: an offloading step's transfer calls go to
+  // the host tier, and its copy stream joins the compute stream at the end.
+  auto run = [&] {
+    if (tier_) {
+      setHostTier(tier_.get());
+      tier_->beginStep();
+    }
     fn(args.data());
+    if (tier_) {
+      tier_->endStep();
+      setHostTier(nullptr);
+    }
+  };
+  if (!graphs || m.calls == 1) {
+    run();
     return {};
   }
   // Capture mode 0: global, the strictest; anything not capturable fails the capture.
   CUgraph captured = nullptr;
   Status st = s.driver().check(api.cuStreamBeginCapture(s.stream(), 0), "cuStreamBeginCapture");
   if (st.ok()) {
-    fn(args.data());
+    run();
     st = s.driver().check(api.cuStreamEndCapture(s.stream(), &captured), "cuStreamEndCapture");
     if (Status launched = s.takeError(); st.ok() && !launched.ok()) st = launched;
   }
@@ -53,7 +66,7 @@ Status CudaStep::launch(Mirrors &m, Entry fn, std::vector<void *> &args) {
     m.graph = nullptr;
     std::fprintf(stderr, "stepc: the step could not be captured as a CUDA graph (%s); "
                  "launching its kernels one by one\n", st.message().c_str());
-    fn(args.data());
+    run();
     return {};
   }
   return s.driver().check(api.cuGraphLaunch(m.graph, s.stream()), "cuGraphLaunch");
@@ -110,6 +123,9 @@ Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry, En
   CUstream stream = s.stream();
   Mirrors &m = entries_[fn];
   m.entry = &entry;
+  // An offloading step's host tier, shared by its entries (pinned, opened once).
+  if (!info.offload.empty() && !tier_)
+    if (Status st = HostTier::open(info, tier_); !st.ok()) return st;
   bool upload = !(resident && m.resident);  // resident params and state are on the device
   std::vector<void *> args;
   int64_t stepValue = step;
@@ -122,6 +138,16 @@ Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry, En
       host = t->data;
       bytes = static_cast<size_t>(t->elements()) * 4;
       copy = upload;
+      // Offloaded: the plan reaches it only through the host tier's transfers, so it has no
+      // device mirror (its argument is null); its values go into the tier instead.
+      if (int id = tier_ ? tier_->idOf(b.kind == Binding::Kind::kState, b.index) : -1; id >= 0) {
+        if (tier_->bytes(id) != bytes)
+          return Status::error("program description: an offloaded buffer's size differs from "
+                               "its tensor's");
+        if (upload) std::memcpy(tier_->tensor(id), t->data, bytes);
+        args.push_back(nullptr);
+        continue;
+      }
     } else if (b.kind == Binding::Kind::kBatch) {
       // Through a pinned staging buffer, so that the copy is asynchronous.
       const TensorBuffer &t = buffers.batch.at(b.index);
@@ -193,15 +219,30 @@ Status CudaStep::syncToHost(Entry fn, const StepBuffers &buffers) {
   Mirrors &m = it->second;
   Session &s = Session::get();
   const Api &api = s.driver().api();
+  for (size_t slot = 0; slot < m.entry->args.size(); ++slot) {
+    const TensorBuffer *t = persistent(m.entry->args[slot], buffers);
+    // An offloaded one is in the host tier: copied after the stream is done.
+    if (!t || offloadId(m.entry->args[slot]) >= 0) continue;
+    if (Status st = s.driver().check(
+            api.cuMemcpyDtoHAsync(t->data, m.device[slot].first,
+                                  static_cast<size_t>(t->elements()) * 4, s.stream()),
+            "cuMemcpyDtoHAsync");
+        !st.ok())
+      return st;
+  }
+  if (Status st = s.driver().check(api.cuStreamSynchronize(s.stream()), "cuStreamSynchronize");
+      !st.ok())
+    return st;
   for (size_t slot = 0; slot < m.entry->args.size(); ++slot)
     if (const TensorBuffer *t = persistent(m.entry->args[slot], buffers))
-      if (Status st = s.driver().check(
-              api.cuMemcpyDtoHAsync(t->data, m.device[slot].first,
-                                    static_cast<size_t>(t->elements()) * 4, s.stream()),
-              "cuMemcpyDtoHAsync");
-          !st.ok())
-        return st;
-  return s.driver().check(api.cuStreamSynchronize(s.stream()), "cuStreamSynchronize");
+      if (int id = offloadId(m.entry->args[slot]); id >= 0)
+        std::memcpy(t->data, tier_->tensor(id), tier_->bytes(id));
+  return {};
+}
+
+int CudaStep::offloadId(const Binding &b) const {
+  if (!tier_ || (b.kind != Binding::Kind::kParam && b.kind != Binding::Kind::kState)) return -1;
+  return tier_->idOf(b.kind == Binding::Kind::kState, b.index);
 }
 
 }  // namespace stepc::rt::cuda

@@ -11,6 +11,10 @@
 // when the host reads them (checkpoints, --save-params, the end of a run). For other entries
 // (eval) they go in on every call and are not copied back.
 //
+// Offloaded params and state (--device-memory) have no device mirror: they live in the pinned
+// host tier (HostTier.h), which the first call fills and syncToHost reads back, and the plan
+// streams their layers through arena slots on a copy stream.
+//
 // Two events around the step's launches time it on the device (lastDeviceMs; the training
 // loop reports it as the metric device_ms).
 //
@@ -26,11 +30,13 @@
 #define STEPC_RUNTIME_CUDA_CUDASTEP_H
 
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "runtime/formats/ProgramDescription.h"
 #include "runtime/harness/StepProgram.h"
 #include "runtime/hal/cuda/Driver.h"
+#include "runtime/hal/cuda/HostTier.h"
 
 namespace stepc::rt::cuda {
 
@@ -64,7 +70,10 @@ class CudaStep {
   void *pinned(Mirrors &m, size_t slot, size_t bytes);
   /// Runs fn(args) on the stream: directly, captured, or as the replay of its graph.
   Status launch(Mirrors &m, Entry fn, std::vector<void *> &args);
+  /// The offload id of a param or state binding, or -1 (HostTier::idOf).
+  int offloadId(const Binding &b) const;
   std::map<Entry, Mirrors> entries_;
+  std::unique_ptr<HostTier> tier_;  // --device-memory: the offloaded buffers, pinned
   CUevent start_ = nullptr, end_ = nullptr;
   double deviceMs_ = -1;
 };

@@ -73,6 +73,7 @@ Status Driver::load(Loader &loader, std::unique_ptr<Driver> &out) {
       {"cuStreamCreate", resolve(loader, handle, "cuStreamCreate", a.cuStreamCreate)},
       {"cuStreamSynchronize",
        resolve(loader, handle, "cuStreamSynchronize", a.cuStreamSynchronize)},
+      {"cuStreamWaitEvent", resolve(loader, handle, "cuStreamWaitEvent", a.cuStreamWaitEvent)},
       {"cuStreamBeginCapture_v2",
        resolve(loader, handle, "cuStreamBeginCapture_v2", a.cuStreamBeginCapture)},
       {"cuStreamEndCapture", resolve(loader, handle, "cuStreamEndCapture", a.cuStreamEndCapture)},

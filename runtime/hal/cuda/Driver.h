@@ -72,6 +72,7 @@ struct Api {
                                 CUstream stream) = nullptr;
   CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags) = nullptr;
   CUresult (*cuStreamSynchronize)(CUstream stream) = nullptr;
+  CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event, unsigned flags) = nullptr;
   CUresult (*cuStreamBeginCapture)(CUstream stream, int mode) = nullptr;
   CUresult (*cuStreamEndCapture)(CUstream stream, CUgraph *graph) = nullptr;
   CUresult (*cuGraphInstantiate)(CUgraphExec *exec, CUgraph graph,

@@ -84,6 +84,50 @@ TEST(Offload, ABadTransferFailsTheStepWithTheReason) {
   EXPECT_NE(s.message().find("names buffer 7"), std::string::npos) << s.message();
 }
 
+// The emulator's check (FarStore::access): a command touching the slot of a prefetch not yet
+// waited for is a race, reading or writing; beside a write-back only writing is; a wait retires
+// its transfer and every one issued before it (they complete in issue order), a flush all.
+TEST(Offload, TheAccessCheckNamesTheCommandAndTheTransferThatRaced) {
+  std::unique_ptr<FarStore> store;
+  ASSERT_TRUE(FarStore::open(twoBuffers(), store).ok());
+  std::vector<float> keep;
+  float *slot = pageAligned(keep, 2048);
+  auto at = [&](int i) { return reinterpret_cast<uintptr_t>(slot + i); };
+  ASSERT_TRUE(store->begin().ok());
+  store->fetch(0, 1, slot, 1024);            // transfer 1: slot[0, 1024)
+  store->fetch(0, 2, slot + 1024, 1024);     // transfer 2: slot[1024, 2048)
+  store->access(at(2048), at(2100), true, "kernel @beside");  // elsewhere: fine
+  store->wait(0, 1);
+  store->access(at(0), at(1024), true, "kernel @first");      // waited for: fine
+  ASSERT_TRUE(store->end().ok());
+  ASSERT_TRUE(store->begin().ok());
+  store->fetch(0, 0, slot, 1024);            // this call's transfer 1
+  store->access(at(1000), at(1030), false, "kernel @early");
+  Status s = store->end();
+  EXPECT_EQ(s.message(),
+            "offload race: kernel @early reads bytes 4000..4096 of its slot while the prefetch of "
+            "param:cell.w layer 0 (transfer 1 of this call) is in flight: the plan has not waited "
+            "for it before this command");
+  ASSERT_TRUE(store->begin().ok());
+  store->store(0, 0, slot, 1024);            // a write-back reads its slot
+  store->access(at(0), at(1024), false, "kernel @reader");  // reading beside it: fine
+  store->fetch(1, 1, slot + 1536, 5);        // a later transfer
+  store->wait(1, 1);                         // retires the write-back too
+  store->access(at(0), at(1024), true, "kernel @writer");   // so writing is fine now
+  store->store(1, 0, slot + 1536, 5);
+  store->access(at(1530), at(1540), true, "call of @stepc_matmul_f32");
+  s = store->end();
+  EXPECT_EQ(s.message(),
+            "offload race: call of @stepc_matmul_f32 writes bytes 0..16 of its slot while the "
+            "write-back of state:m/cell.w layer 0 (transfer 3 of this call) is in flight: the "
+            "plan has not flushed it before this command");
+  ASSERT_TRUE(store->begin().ok());
+  store->store(0, 2, slot, 1024);
+  store->flush();
+  store->access(at(0), at(1024), true, "kernel @after_flush");
+  EXPECT_TRUE(store->end().ok());
+}
+
 TEST(Offload, AHostTierThatCannotBeMadeIsAnError) {
   setenv("STEPC_OFFLOAD_DIR", "/nonexistent/stepc", 1);
   std::unique_ptr<FarStore> store;
