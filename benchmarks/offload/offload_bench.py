@@ -29,7 +29,6 @@ sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 from dp_scaling import run  # noqa: E402  (a command's output, or exit with it)
 STEPC = os.path.join(REPO, "bazel-bin", "compiler", "Driver", "stepc")
 WARMUP = 1
-PCIE5 = 50e9  # bytes/s a PCIe 5 x16 link sustains in practice (64 GB/s raw)
 
 
 def mib(text):
@@ -92,9 +91,31 @@ def fitting_budget(args, budget, output):
 
 
 def cuda_prediction(model, flags):
-    out = run([STEPC, "compile", model] + flags + ["--target=cuda", "--emit=plan"])
-    m = re.search(r"predicted @train_step on (.*?) \(roofline.*?: ([\d.]+) ms", out)
-    return (m.group(1), float(m.group(2))) if m else (None, None)
+    """The CUDA step in device memory and with 1/4 of its parameters + state there (or the least
+    its plan needs): the roofline step and the offload's predicted transfer and exposed times
+    over sm_90's host link (PCIe 5 x16, PredictStepTime.cpp)."""
+    plan = run([STEPC, "compile", model] + flags + ["--target=cuda", "--emit=plan"])
+    m = re.search(r"predicted @train_step on (.*?) \(roofline.*?: ([\d.]+) ms", plan)
+    memory = {k: int(v) for k, v in re.findall(r"(\w+)_bytes = (\d+)", plan.split("\n")[0])}
+    budget = (memory["peak"] - 0.75 * (memory["params"] + memory["state"])) / 2**20
+    out = {"device": m.group(1), "predicted_step_ms": float(m.group(2)), "quarter_budget_mib": budget}
+    for _ in range(2):
+        r = subprocess.run([STEPC, "compile", model] + flags +
+                           ["--target=cuda", "--device-memory=%dK" % int(budget * 1024), "--emit=plan"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode == 0:
+            break
+        least = re.search(r"the device still needs ([\d.]+) MiB", r.stdout)
+        if not least:
+            sys.exit(r.stdout[-3000:])
+        budget = float(least.group(1)) + 1
+    step = re.search(r"predicted @train_step on .*?: ([\d.]+) ms", r.stdout)
+    off = re.search(r"predicted offload: transfers ([\d.]+) ms over the host link at ([\d.]+) GB/s, "
+                    r"([\d.]+) ms of them exposed", r.stdout)
+    out.update({"device_memory_mib": budget, "offload_step_ms": float(step.group(1)),
+                "transfer_ms": float(off.group(1)), "link_gbs": float(off.group(2)),
+                "exposed_ms": float(off.group(3))})
+    return out
 
 
 def main():
@@ -168,26 +189,13 @@ def main():
     print("  bound: the bytes at the file's bandwidth take %.0f ms against %.0f ms of in-memory step"
           % (bound_s * 1e3, s["resident"]))
     for name, mflags in (() if a.no_gpu else (("byte_lm", flags), ("gpt2_124m", []))):
-        dev, pred = cuda_prediction(os.path.join(REPO, "models", name + ".mlir"), mflags)
-        if name == "byte_lm":
-            mb = moved
-        else:
-            g = os.path.join(tmp, "gpt2")
-            gpeak = compile_([os.path.join(REPO, "models", "gpt2_124m.mlir")], g)
-            gi = info(g)
-            gi["planned"] = gpeak
-            # 1/4 of parameters + state on the device, or as close as its stacked layers allow
-            # (the token embedding is not stacked, and the arena is most of the step).
-            gb = gi["planned"] - 0.75 * (gi["params"] + gi["state"])
-            gb, _ = fitting_budget([os.path.join(REPO, "models", "gpt2_124m.mlir")], gb, g + "-off")
-            go = info(g + "-off")
-            mb = (go["read"] + go["written"]) * 2**20
-            out["gpt2_124m_offload_choice"] = go["choice"]
-        out["gpu_" + name] = {"device": dev, "predicted_step_ms": pred,
-                              "moved_mib": mb / 2**20, "pcie5_ms": mb / PCIE5 * 1e3}
-        print("  GPU %s: the CUDA step's roofline %s ms on %s; its offload moves %.0f MiB = %.2f ms at "
-              "PCIe 5 x16 (%.0f GB/s)" % (name, "%.2f" % pred if pred else "?", dev, mb / 2**20,
-                                          mb / PCIE5 * 1e3, PCIE5 / 1e9))
+        g = cuda_prediction(os.path.join(REPO, "models", name + ".mlir"), mflags)
+        out["gpu_" + name] = g
+        print("  GPU %s on %s: the CUDA step's roofline %.2f ms; with %.0f MiB of device memory "
+              "(1/4 of parameters + state would be %.0f MiB) its transfers take %.2f ms over the "
+              "host link at %.0f GB/s, %.2f ms of them exposed (predicted)"
+              % (name, g["device"], g["predicted_step_ms"], g["device_memory_mib"],
+                 g["quarter_budget_mib"], g["transfer_ms"], g["link_gbs"], g["exposed_ms"]))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=2)

@@ -96,7 +96,8 @@ void buildKernels(mlir::OpPassManager &pm) {
 // kernel arguments that share memory with no other argument at any call are marked for LLVM's
 // `noalias` (the CPU's object emitter applies it). `debugNan` (the CPU's only: the
 // checks run on the host) checks every kernel's outputs for NaN and Inf.
-void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNan) {
+void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNan,
+                  double linkBandwidth = 0) {
   std::string tiling = "step-tile-kernels";
   std::string error;
   if (!gpuArch.empty())
@@ -105,7 +106,10 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
                 " min-tile-work=" + std::to_string(kGpuBlockThreads) + " at-least}";
   // A CUDA target's plan carries its roofline prediction (the `plan` view and `info` print it).
   std::string predict =
-      gpuArch.empty() ? "" : (",step-predict-step-time{gpu-arch=" + gpuArch + "}").str();
+      gpuArch.empty() ? ""
+                      : (",step-predict-step-time{gpu-arch=" + gpuArch + " link-bandwidth=" +
+                         std::to_string(linkBandwidth) + "}")
+                            .str();
   addPipeline(pm,
               std::string("step-drop-model,step-clone-fills,step-update-in-place,"
               "step-carry-in-place,step-write-into-slots,eliminate-empty-tensors,"
@@ -232,7 +236,8 @@ void stageLinalg(mlir::OpPassManager &pm, const StageOptions &options) {
               options.winogradTile, options.testOnlyPerturbWinograd);
 }
 void stageBuffers(mlir::OpPassManager &pm, const StageOptions &options) {
-  buildBuffers(pm, options.target == Target::CPU ? "" : options.gpuArch, options.debugNan);
+  buildBuffers(pm, options.target == Target::CPU ? "" : options.gpuArch, options.debugNan,
+               options.linkBandwidth);
 }
 
 const Stage kStages[] = {

@@ -66,6 +66,7 @@ struct StageOptions {
   std::string convAlgorithm = "auto";  // --conv-algorithm: direct, auto or winograd (CPU)
   int64_t winogradTile = 4;            // --winograd-tile: m of Winograd's F(m, K)
   bool testOnlyPerturbWinograd = false;  // --test-only-perturb-winograd (tests' negative control)
+  double linkBandwidth = 0;  // --link-bandwidth (bytes/s; 0: the GPU's): offload predictions
   /// An empty string when the options are valid, else the error to print.
   std::string validate() const;
 };

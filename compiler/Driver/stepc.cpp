@@ -6,6 +6,7 @@
 // Errors are printed as `file:line:col: error: ...`; the exit code is 1 on any error.
 //
 //===----------------------------------------------------------------------===//
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -112,6 +113,10 @@ ABSL_FLAG(std::string, device_memory, "",
           "exceeds it, stacked layers' optimizer state and then parameters live in host memory "
           "and stream through the device layer by layer (on the CPU target the host tier is a "
           "file and the cap is on RAM); `info` and `--emit=plan` say what was chosen");
+ABSL_FLAG(double, link_bandwidth, 0,
+          "`compile --device-memory --target=cuda`: the host link's rate in GB/s for the "
+          "predicted transfer and exposed times `info` prints (default: the GPU's, e.g. 50 for "
+          "sm_90 on PCIe 5 x16)");
 ABSL_FLAG(std::string, offload, "planned",
           "`compile --device-memory`: planned (double-buffered, the next layer's transfer "
           "overlapping this layer's work) or sync (copied in when used, back after: the baseline)");
@@ -172,7 +177,9 @@ Usage:
                   fit stays in host memory (a file on the CPU target, pinned memory on
                   CUDA) and streams through the device layer by layer, its transfers
                   overlapped with the work; cuda-emulated checks every command against the
-                  transfers in flight and stops the run at the first race.
+                  transfers in flight and stops the run at the first race. On CUDA `info`
+                  predicts the transfers' time and the part the step waits for at
+                  [--link-bandwidth=GB/s] (default: the GPU's host link).
                   [--rebuild-error] (compile, interpret): the step reports metric
                   rebuild_error, the distance of each reversible repeat's rebuilt inputs
                   from the forward's (0: bit for bit).
@@ -492,6 +499,10 @@ int main(int argc, char **argv) {
   stageOptions.convAlgorithm = absl::GetFlag(FLAGS_conv_algorithm);
   stageOptions.winogradTile = absl::GetFlag(FLAGS_winograd_tile);
   stageOptions.testOnlyPerturbWinograd = absl::GetFlag(FLAGS_test_only_perturb_winograd);
+  if (double link = absl::GetFlag(FLAGS_link_bandwidth); link < 0 || !std::isfinite(link))
+    return fail("--link-bandwidth expects a positive rate in GB/s, e.g. 50");
+  else
+    stageOptions.linkBandwidth = link * 1e9;
   stepc::ad::setFlippedVjpForTesting(absl::GetFlag(FLAGS_test_only_flip_vjp));
   std::string emitName = absl::GetFlag(FLAGS_emit);
   std::optional<cg::Target> target = cg::parseTarget(absl::GetFlag(FLAGS_target), error);

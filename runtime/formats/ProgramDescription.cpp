@@ -188,6 +188,11 @@ std::string writeProgramDescription(const ProgramDescription &d) {
     root.add("predictedLaunchSeconds", num(info.predictedLaunchSeconds));
     root.add("predictedLaunches", num(static_cast<double>(info.predictedLaunches)));
     root.add("predictionDevice", JsonValue::string(info.predictionDevice));
+    if (info.predictedLinkBytesPerSecond > 0) {
+      root.add("predictedLinkBytesPerSecond", num(info.predictedLinkBytesPerSecond));
+      root.add("predictedTransferSeconds", num(info.predictedTransferSeconds));
+      root.add("predictedExposedSeconds", num(info.predictedExposedSeconds));
+    }
   }
   root.add("plannedBytes", num(static_cast<double>(info.plannedBytes)));
   root.add("kernelCount", num(static_cast<double>(info.kernelCount)));
@@ -334,6 +339,11 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
     info.predictedLaunches = static_cast<int64_t>(r.number(root, "predictedLaunches"));
     if (const JsonValue *dev = root.find("predictionDevice"); dev && dev->isString())
       info.predictionDevice = dev->text;
+    if (const JsonValue *link = root.find("predictedLinkBytesPerSecond"); link && link->isNumber()) {
+      info.predictedLinkBytesPerSecond = std::strtod(link->text.c_str(), nullptr);
+      info.predictedTransferSeconds = r.number(root, "predictedTransferSeconds");
+      info.predictedExposedSeconds = r.number(root, "predictedExposedSeconds");
+    }
   }
   info.plannedBytes = r.integer(root, "plannedBytes");
   info.kernelCount = r.integer(root, "kernelCount");

@@ -122,6 +122,12 @@ struct ProgramInfo {
   double predictedLaunchSeconds = 0;  // of which launch costs
   int64_t predictedLaunches = 0;
   std::string predictionDevice;       // "sm_90 (H100 SXM)"
+  /// --device-memory on a CUDA target: the offload's transfers over the host link at
+  /// predictedLinkBytesPerSecond (--link-bandwidth), and the part of them the step waits for
+  /// (the plan's two streams simulated with the roofline's kernel times).
+  double predictedLinkBytesPerSecond = 0;
+  double predictedTransferSeconds = 0;
+  double predictedExposedSeconds = 0;
   /// Bytes of working memory the step plans for, for `info` (0 if unknown).
   int64_t plannedBytes = 0;
   /// Kernels of the compiled step, for `info` (0 if unknown).

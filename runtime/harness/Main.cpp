@@ -180,6 +180,19 @@ std::string infoText(const StepProgram &program) {
                   static_cast<long long>(info.predictedLaunches));
     text += line;
   }
+  if (info.predictedLinkBytesPerSecond > 0) {
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "predicted CUDA offload: the transfers take %.3f ms over the host link at "
+                  "%.1f GB/s (--link-bandwidth), %.3f ms of them exposed (the step waits), %.1f%% "
+                  "of the predicted step\n",
+                  info.predictedTransferSeconds * 1e3, info.predictedLinkBytesPerSecond / 1e9,
+                  info.predictedExposedSeconds * 1e3,
+                  info.predictedStepSeconds > 0
+                      ? 100 * info.predictedExposedSeconds / info.predictedStepSeconds
+                      : 0.0);
+    text += line;
+  }
   // What GPU this machine has, through the CUDA driver if there is one (runtime/hal/Device.h).
   text += "gpu " + program.describeGpu() + "\n";
   if (std::string gemm = program.describeGemm(); !gemm.empty()) text += "cpu gemm " + gemm + "\n";

@@ -434,7 +434,10 @@ void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Str
     shape[0] = slots;
     auto slotType = mlir::MemRefType::get(shape, source.getElementType());
     int64_t layerBytes = source.getNumElements() / source.getDimSize(0) * 4;
-    if (trips > 0) {
+    // What one training step moves: the other functions' loops (eval, sampling) stream too,
+    // but `info`'s per-step figures are the train step's.
+    auto fn = loop->getParentOfType<mlir::func::FuncOp>();
+    if (trips > 0 && fn && fn.getSymName() == "train_step") {
       moved.fetchBytes += trips * times * layerBytes;
       if (s.writes) moved.storeBytes += trips * times * layerBytes;
     }

@@ -196,6 +196,16 @@ mlir::LogicalResult printPlan(mlir::ModuleOp module, llvm::raw_ostream &os) {
                        static_cast<long long>(launches ? launches.getInt() : 0),
                        number("bytes") / 1e9, number("flops") / 1e9);
   }
+  if (auto offload = module->getAttrOfType<mlir::DictionaryAttr>("step.offload_prediction")) {
+    auto number = [&](llvm::StringRef key) {
+      auto f = llvm::dyn_cast_or_null<mlir::FloatAttr>(offload.get(key));
+      return f ? f.getValueAsDouble() : 0.0;
+    };
+    os << llvm::format("// predicted offload: transfers %.3f ms over the host link at %.1f GB/s, "
+                       "%.3f ms of them exposed (the compute stream waits)\n",
+                       number("transfer_seconds") * 1e3, number("link_bytes_per_second") / 1e9,
+                       number("exposed_seconds") * 1e3);
+  }
   for (auto fn : module.getOps<mlir::func::FuncOp>()) {
     if (fn.isExternal() || fn->hasAttr("step.kernel")) continue;
     PlanPrinter(fn, os).print();

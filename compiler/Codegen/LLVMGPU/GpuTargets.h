@@ -27,6 +27,7 @@ struct GpuTarget {
   double fp32Flops;           // peak FP32 FLOP/s (CUDA cores)
   double bf16Flops;           // peak dense BF16 FLOP/s (tensor cores, f32 accumulate)
   double hbmBytesPerSecond;   // peak device-memory bandwidth
+  double hostLinkBytesPerSecond;  // host <-> device copies of pinned memory, one direction
 };
 
 /// Every architecture stepc accepts, oldest first.

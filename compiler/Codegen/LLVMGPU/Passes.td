@@ -28,6 +28,8 @@ def PredictStepTime : Pass<"step-predict-step-time", "mlir::ModuleOp"> {
   let options = [
     Option<"gpuArch", "gpu-arch", "std::string", "\"sm_90\"",
            "The NVIDIA architecture (GpuTargets.h) whose peaks the estimate uses">,
+    Option<"linkBandwidth", "link-bandwidth", "double", "0",
+           "An offloading plan's host link in bytes/s (0: the architecture's, GpuTargets.h)">,
   ];
 }
 

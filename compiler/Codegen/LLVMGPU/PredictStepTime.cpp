@@ -22,9 +22,14 @@
 // it), the module `step.prediction`, and the step.program description the predicted step
 // (`info` prints it).
 //
+// An offloading plan (--device-memory) also gets `step.offload_prediction`: its transfers over
+// the host link (--link-bandwidth, else the architecture's) and how much of them the step waits
+// for, from the plan's two streams simulated in order with these estimates (Streams below).
+//
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include "compiler/Codegen/LLVMGPU/GpuTargets.h"
 #include "compiler/Codegen/LLVMGPU/Passes.h"
@@ -144,6 +149,15 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
       if (gemm) gemmSeconds += times * busy;
       (e.computeBound ? compute : memory) += times * busy;
     });
+    // An offloading plan: its transfers over the host link beside the kernels.
+    double link = linkBandwidth > 0 ? linkBandwidth : gpu->hostLinkBytesPerSecond;
+    Streams streams;
+    streams.link = link;
+    bool offloads = false;
+    train.walk([&](mlir::func::CallOp call) {
+      if (call.getCallee().starts_with("stepc_offload_")) offloads = true;
+    });
+    if (offloads) simulate(train.getBody().front(), streams);
     mlir::Builder b(&getContext());
     std::string device = std::string(gpu->arch) + " (" + gpu->part + ")";
     module->setAttr(
@@ -159,6 +173,12 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
                                                             static_cast<int64_t>(launches))),
                              b.getNamedAttr("bytes", b.getF64FloatAttr(bytes)),
                              b.getNamedAttr("flops", b.getF64FloatAttr(flops))}));
+    if (offloads)
+      module->setAttr("step.offload_prediction",
+                      b.getDictionaryAttr(
+                          {b.getNamedAttr("link_bytes_per_second", b.getF64FloatAttr(link)),
+                           b.getNamedAttr("transfer_seconds", b.getF64FloatAttr(streams.transfer)),
+                           b.getNamedAttr("exposed_seconds", b.getF64FloatAttr(streams.exposed))}));
     if (auto text = module->getAttrOfType<mlir::StringAttr>("step.program")) {
       rt::ProgramDescription d;
       if (rt::Status s = rt::parseProgramDescription(text.str(), d); !s.ok()) {
@@ -169,7 +189,90 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
       d.info.predictedLaunchSeconds = launches * kLaunchSeconds;
       d.info.predictedLaunches = static_cast<int64_t>(launches);
       d.info.predictionDevice = device;
+      if (offloads) {
+        d.info.predictedLinkBytesPerSecond = link;
+        d.info.predictedTransferSeconds = streams.transfer;
+        d.info.predictedExposedSeconds = streams.exposed;
+      }
       module->setAttr("step.program", b.getStringAttr(rt::writeProgramDescription(d)));
+    }
+  }
+
+  // The step's two streams (runtime/hal/cuda/HostTier.h): the compute stream runs the
+  // commands in order at their estimates; a transfer starts on the copy stream when both the
+  // copy stream and the commands before it are done (its event on the compute stream) and
+  // takes bytes / link; a wait holds the compute stream until that layer's fetch is done, a
+  // flush until every transfer is. `exposed` is the compute stream's time held.
+  struct Streams {
+    double link = 0, compute = 0, copy = 0, transfer = 0, exposed = 0;
+    llvm::DenseMap<int64_t, std::deque<double>> fetched;  // by buffer id: fetches not waited for
+    void hold(double until) {
+      if (until > compute) {
+        exposed += until - compute;
+        compute = until;
+      }
+    }
+  };
+
+  static int64_t constantId(mlir::Value v) {
+    llvm::APInt id;
+    return mlir::matchPattern(v, mlir::m_ConstantInt(&id)) ? id.getSExtValue() : -1;
+  }
+
+  // Runs `block` on the streams: loops unrolled (their trip counts), the next layer's prefetch
+  // (the plan's only conditional transfers, under `iv + step < ub`) skipped in a loop's last
+  // iteration, other conditional work counted as run.
+  void simulate(mlir::Block &block, Streams &s, bool lastIteration = false) {
+    for (mlir::Operation &op : block) {
+      if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
+        llvm::StringRef callee = call.getCallee();
+        if (callee.starts_with("stepc_offload_fetch") || callee.starts_with("stepc_offload_store")) {
+          double seconds = bytesOf(call.getOperand(2)) / s.link;
+          double start = std::max(s.copy, s.compute);
+          s.copy = start + seconds;
+          s.transfer += seconds;
+          if (callee.starts_with("stepc_offload_fetch"))
+            s.fetched[constantId(call.getOperand(0))].push_back(s.copy);
+          continue;
+        }
+        if (callee == "stepc_offload_wait") {
+          std::deque<double> &queue = s.fetched[constantId(call.getOperand(0))];
+          if (!queue.empty()) {
+            s.hold(queue.front());
+            queue.pop_front();
+          }
+          continue;
+        }
+        if (callee == "stepc_offload_flush") {
+          s.hold(s.copy);
+          continue;
+        }
+      }
+      if (auto estimate = op.getAttrOfType<mlir::DictionaryAttr>("step.estimate")) {
+        if (auto seconds = llvm::dyn_cast_or_null<mlir::FloatAttr>(estimate.get("seconds")))
+          s.compute += seconds.getValueAsDouble();
+        continue;
+      }
+      if (auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op)) {
+        llvm::APInt lo, hi, step;
+        int64_t trips = 1;
+        if (mlir::matchPattern(loop.getLowerBound(), mlir::m_ConstantInt(&lo)) &&
+            mlir::matchPattern(loop.getUpperBound(), mlir::m_ConstantInt(&hi)) &&
+            mlir::matchPattern(loop.getStep(), mlir::m_ConstantInt(&step)) && !step.isZero())
+          trips = ((hi - lo).getSExtValue() + step.getSExtValue() - 1) / step.getSExtValue();
+        for (int64_t i = 0; i < trips; ++i) simulate(*loop.getBody(), s, i + 1 == trips);
+        continue;
+      }
+      if (auto branch = llvm::dyn_cast<mlir::scf::IfOp>(op)) {
+        bool prefetch = false;
+        branch.getThenRegion().walk([&](mlir::func::CallOp call) {
+          if (call.getCallee().starts_with("stepc_offload_fetch")) prefetch = true;
+        });
+        if (!(prefetch && lastIteration)) simulate(branch.getThenRegion().front(), s, lastIteration);
+        continue;
+      }
+      for (mlir::Region &r : op.getRegions())
+        for (mlir::Block &b : r) simulate(b, s, lastIteration);
     }
   }
 
