@@ -39,6 +39,7 @@
 // offloaded buffers out of the device peak and counts them as host bytes.
 //
 //===----------------------------------------------------------------------===//
+#include <cstdio>
 #include <map>
 
 #include "compiler/Codegen/Common/Passes.h"
@@ -394,6 +395,10 @@ struct Streamed {
 
 struct Transfers {
   int64_t fetchBytes = 0, storeBytes = 0;
+  // Of them, the train step's loops of whole-buffer kernels (step 1): passes that exist only
+  // because a buffer lives off the device (the update after a global-norm clip, SAM's
+  // perturbation and AGC's norms need every layer's gradient first).
+  int64_t passBytes = 0, passes = 0;
   int64_t waits = 0;     // waits emitted so far
   int64_t dropWait = 0;  // tests only: the wait (1-based) left out, a plan bug to catch
 };
@@ -440,6 +445,11 @@ void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Str
     if (trips > 0 && fn && fn.getSymName() == "train_step") {
       moved.fetchBytes += trips * times * layerBytes;
       if (s.writes) moved.storeBytes += trips * times * layerBytes;
+      if (loop->hasAttr("step.layer_loop")) {
+        moved.passBytes += trips * times * layerBytes * (s.writes ? 2 : 1);
+        if (!loop->hasAttr("step.streamed_pass")) ++moved.passes;
+        loop->setAttr("step.streamed_pass", b.getUnitAttr());
+      }
     }
     b.setInsertionPoint(loop);
     auto alloc = b.create<mlir::memref::AllocOp>(loc, slotType, b.getI64IntegerAttr(kSlotAlignment));
@@ -716,6 +726,19 @@ struct OffloadBuffersPass : impl::OffloadBuffersBase<OffloadBuffersPass> {
     d.info.offloadSummary = chosenBy ? chosenBy.str() : "";
     if (!summary.empty())
       d.info.offloadSummary += (d.info.offloadSummary.empty() ? "" : "; ") + summary;
+    if (moved.passes > 0) {
+      // What the passes of their own cost (the "say in the plan what it costs").
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "%lld streamed %s (whole-buffer work that needs every layer's "
+                    "gradient first: a global-norm clip's update, SAM, AGC) %s %.1f MiB of each "
+                    "step's transfers",
+                    static_cast<long long>(moved.passes),
+                    moved.passes == 1 ? "pass of its own" : "passes of their own",
+                    moved.passes == 1 ? "moves" : "move",
+                    static_cast<double>(moved.passBytes) / 1048576.0);
+      d.info.offloadSummary += (d.info.offloadSummary.empty() ? "" : "; ") + std::string(line);
+    }
     module->setAttr("step.program", mlir::StringAttr::get(&getContext(), rt::writeProgramDescription(d)));
   }
 };

@@ -152,7 +152,12 @@ class PlanPrinter {
         else
           os_ << indent << "loop "
               << (known ? std::to_string((hi - lo).getSExtValue()) : std::string("?"))
-              << " iterations\n";
+              << " iterations"
+              << (loop->hasAttr("step.streamed_pass")
+                      ? " (a streamed pass of its own: whole-buffer work that could not join a "
+                        "layer loop of the forward or backward)"
+                      : "")
+              << "\n";
         block(*loop.getBody(), depth + 1);
       } else {
         for (mlir::Region &r : op.getRegions())
