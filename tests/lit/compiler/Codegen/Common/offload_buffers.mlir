@@ -36,7 +36,7 @@
 // CHECK: call @kernel_update_layer{{[0-9]+}}(
 // CHECK: call @stepc_offload_store({{.*}}) {step.buffer = "param:w", step.layer = "this layer"}
 // CHECK: call @stepc_offload_store({{.*}}) {step.buffer = "state:m/w", step.layer = "this layer"}
-// CHECK: } {step.layer_loop}
+// CHECK: } {step.layer_loop, step.streamed_pass}
 // CHECK: memref.dealloc
 // CHECK: memref.dealloc
 // CHECK: memref.dealloc
@@ -53,7 +53,7 @@
 // SYNC-NEXT: call @stepc_offload_flush
 
 // PARSE: step.offloaded
-// PARSE: } {step.layer_loop}
+// PARSE: } {step.layer_loop, step.streamed_pass}
 
 //--- planned.mlir
 #id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
