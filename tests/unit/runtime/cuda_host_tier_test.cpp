@@ -21,6 +21,7 @@
 #include "runtime/hal/cuda/CudaStep.h"
 #include "runtime/hal/cuda/HostTier.h"
 #include "runtime/hal/cuda/Session.h"
+#include "tests/unit/runtime/fake_cuda_device.h"
 
 namespace stepc::rt::cuda {
 namespace {
@@ -35,36 +36,10 @@ int gStreams = 0, gEvents = 0, gPinned = 0;
 std::string streamName(CUstream s) { return s == kCompute ? "compute" : s == kCopy ? "copy" : "?"; }
 std::string eventName(CUevent e) { return "e" + std::to_string(reinterpret_cast<uintptr_t>(e)); }
 
-CUresult ok0(unsigned) { return kSuccess; }
 CUresult errorString(CUresult, const char **text) {
   *text = "fake failure";
   return kSuccess;
 }
-CUresult count(int *n) {
-  *n = 1;
-  return kSuccess;
-}
-CUresult deviceGet(CUdevice *d, int) {
-  *d = 0;
-  return kSuccess;
-}
-CUresult name(char *out, int length, CUdevice) {
-  std::strncpy(out, "Fake GPU", static_cast<size_t>(length));
-  return kSuccess;
-}
-CUresult attribute(int *v, int, CUdevice) {
-  *v = 9;
-  return kSuccess;
-}
-CUresult totalMem(size_t *bytes, CUdevice) {
-  *bytes = 1 << 30;
-  return kSuccess;
-}
-CUresult retain(CUcontext *c, CUdevice) {
-  *c = reinterpret_cast<CUcontext>(0x7);
-  return kSuccess;
-}
-CUresult setCurrent(CUcontext) { return kSuccess; }
 // The session's stream first, then the tier's copy stream.
 CUresult streamCreate(CUstream *s, unsigned) {
   *s = gStreams++ == 0 ? kCompute : kCopy;
@@ -116,15 +91,7 @@ class FakeDriver : public Loader {
   void *open(const char *) override { return this; }
   void *symbol(void *, const char *n) override {
     static const std::map<std::string, void *> table = {
-        {"cuInit", reinterpret_cast<void *>(&ok0)},
         {"cuGetErrorString", reinterpret_cast<void *>(&errorString)},
-        {"cuDeviceGetCount", reinterpret_cast<void *>(&count)},
-        {"cuDeviceGet", reinterpret_cast<void *>(&deviceGet)},
-        {"cuDeviceGetName", reinterpret_cast<void *>(&name)},
-        {"cuDeviceGetAttribute", reinterpret_cast<void *>(&attribute)},
-        {"cuDeviceTotalMem_v2", reinterpret_cast<void *>(&totalMem)},
-        {"cuDevicePrimaryCtxRetain", reinterpret_cast<void *>(&retain)},
-        {"cuCtxSetCurrent", reinterpret_cast<void *>(&setCurrent)},
         {"cuStreamCreate", reinterpret_cast<void *>(&streamCreate)},
         {"cuMemAlloc_v2", reinterpret_cast<void *>(&memAlloc)},
         {"cuMemHostAlloc", reinterpret_cast<void *>(&hostAlloc)},
@@ -135,6 +102,7 @@ class FakeDriver : public Loader {
         {"cuStreamWaitEvent", reinterpret_cast<void *>(&streamWait)},
         {"cuEventElapsedTime", reinterpret_cast<void *>(&eventElapsed)},
     };
+    if (void *device = fake::deviceSymbol(n)) return device;
     auto it = table.find(n);
     return it != table.end() ? it->second : reinterpret_cast<void *>(&other);
   }

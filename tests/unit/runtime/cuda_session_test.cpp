@@ -16,6 +16,7 @@
 
 #include "runtime/hal/cuda/CudaStep.h"
 #include "runtime/hal/cuda/Session.h"
+#include "tests/unit/runtime/fake_cuda_device.h"
 
 extern "C" {
 void *mgpuModuleLoad(void *data, uint64_t size);
@@ -45,36 +46,10 @@ struct Calls {
 
 CUstream const kStream = reinterpret_cast<CUstream>(0x42);
 
-CUresult ok0(unsigned) { return kSuccess; }
 CUresult errorString(CUresult, const char **text) {
   *text = "fake launch failure";
   return kSuccess;
 }
-CUresult count(int *n) {
-  *n = 1;
-  return kSuccess;
-}
-CUresult deviceGet(CUdevice *d, int) {
-  *d = 0;
-  return kSuccess;
-}
-CUresult name(char *out, int length, CUdevice) {
-  std::strncpy(out, "Fake GPU", static_cast<size_t>(length));
-  return kSuccess;
-}
-CUresult attribute(int *v, int, CUdevice) {
-  *v = 9;
-  return kSuccess;
-}
-CUresult totalMem(size_t *bytes, CUdevice) {
-  *bytes = 1 << 30;
-  return kSuccess;
-}
-CUresult retain(CUcontext *c, CUdevice) {
-  *c = reinterpret_cast<CUcontext>(0x7);
-  return kSuccess;
-}
-CUresult setCurrent(CUcontext) { return kSuccess; }
 CUresult streamCreate(CUstream *s, unsigned) {
   *s = kStream;
   return kSuccess;
@@ -175,15 +150,7 @@ class FakeDriver : public Loader {
   void *open(const char *) override { return present ? this : nullptr; }
   void *symbol(void *, const char *n) override {
     static const std::map<std::string, void *> table = {
-        {"cuInit", reinterpret_cast<void *>(&ok0)},
         {"cuGetErrorString", reinterpret_cast<void *>(&errorString)},
-        {"cuDeviceGetCount", reinterpret_cast<void *>(&count)},
-        {"cuDeviceGet", reinterpret_cast<void *>(&deviceGet)},
-        {"cuDeviceGetName", reinterpret_cast<void *>(&name)},
-        {"cuDeviceGetAttribute", reinterpret_cast<void *>(&attribute)},
-        {"cuDeviceTotalMem_v2", reinterpret_cast<void *>(&totalMem)},
-        {"cuDevicePrimaryCtxRetain", reinterpret_cast<void *>(&retain)},
-        {"cuCtxSetCurrent", reinterpret_cast<void *>(&setCurrent)},
         {"cuStreamCreate", reinterpret_cast<void *>(&streamCreate)},
         {"cuModuleLoadData", reinterpret_cast<void *>(&moduleLoad)},
         {"cuModuleGetFunction", reinterpret_cast<void *>(&getFunction)},
@@ -200,6 +167,7 @@ class FakeDriver : public Loader {
         {"cuEventRecord", reinterpret_cast<void *>(&eventRecord)},
         {"cuEventElapsedTime", reinterpret_cast<void *>(&eventElapsed)},
     };
+    if (void *device = fake::deviceSymbol(n)) return device;
     auto it = table.find(n);
     return it != table.end() ? it->second : reinterpret_cast<void *>(&other);
   }
