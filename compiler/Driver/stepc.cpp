@@ -113,7 +113,7 @@ ABSL_FLAG(std::string, device_memory, "",
           "exceeds it, stacked layers' optimizer state and then parameters live in host memory "
           "and stream through the device layer by layer (on the CPU target the host tier is a "
           "file and the cap is on RAM); `info` and `--emit=plan` say what was chosen");
-ABSL_FLAG(double, link_bandwidth, 0,
+ABSL_FLAG(std::string, link_bandwidth, "",
           "`compile --device-memory --target=cuda`: the host link's rate in GB/s for the "
           "predicted transfer and exposed times `info` prints (default: the GPU's, e.g. 50 for "
           "sm_90 on PCIe 5 x16)");
@@ -499,10 +499,12 @@ int main(int argc, char **argv) {
   stageOptions.convAlgorithm = absl::GetFlag(FLAGS_conv_algorithm);
   stageOptions.winogradTile = absl::GetFlag(FLAGS_winograd_tile);
   stageOptions.testOnlyPerturbWinograd = absl::GetFlag(FLAGS_test_only_perturb_winograd);
-  if (double link = absl::GetFlag(FLAGS_link_bandwidth); link < 0 || !std::isfinite(link))
-    return fail("--link-bandwidth expects a positive rate in GB/s, e.g. 50");
-  else
+  if (std::string text = absl::GetFlag(FLAGS_link_bandwidth); !text.empty()) {
+    double link = 0;
+    if (!absl::SimpleAtod(text, &link) || !(link > 0) || !std::isfinite(link))
+      return fail("--link-bandwidth expects a positive rate in GB/s, e.g. 50; found '" + text + "'");
     stageOptions.linkBandwidth = link * 1e9;
+  }
   stepc::ad::setFlippedVjpForTesting(absl::GetFlag(FLAGS_test_only_flip_vjp));
   std::string emitName = absl::GetFlag(FLAGS_emit);
   std::optional<cg::Target> target = cg::parseTarget(absl::GetFlag(FLAGS_target), error);
