@@ -12,9 +12,10 @@
 //   call @stepc_offload_access_<element type>(operand as memref<*x...>, element bytes, writes,
 //                                             what)
 //
-// the runtime reading the operand's byte range from its descriptor, whether the command may
-// write it (a kernel: any write effect in its gpu.func on a view of that argument; a runtime
-// call: its known output, else assumed written) and the command's name (a constant string).
+// The runtime reads the operand's byte range from its descriptor; `writes` says whether the
+// command may write it (a kernel: any write effect in its gpu.func on a view of that argument;
+// a runtime call: its known output, else assumed written); `what` is the command's name (a
+// constant string).
 // The runtime (runtime/hal/cpu/Offload.h, FarStore::access) compares the range with the
 // transfers issued and not yet waited for, and the step fails at the first race, naming the
 // command and the transfer. Modules without transfers are left alone.
