@@ -43,6 +43,7 @@
 #include <map>
 
 #include "compiler/Codegen/Common/Passes.h"
+#include "compiler/Codegen/Common/RuntimeCallWrites.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -105,15 +106,10 @@ mlir::linalg::LinalgOp kernelOp(mlir::func::FuncOp kernel) {
 }
 
 // Whether call operand `index` may be written by the call. Kernels: a linalg init; the
-// runtime's GEMMs write their third operand, the all-reduce its second; anything else is
-// assumed to write.
+// runtime's calls: RuntimeCallWrites.h; anything else is assumed to write.
 bool callWrites(mlir::ModuleOp module, mlir::func::CallOp call, unsigned index) {
   llvm::StringRef callee = call.getCallee();
-  if (callee.starts_with("stepc_matmul") || callee.starts_with("stepc_batch_matmul"))
-    return index == 2;
-  if (callee.starts_with("stepc_all_reduce")) return index == 1;
-  if (callee.starts_with("stepc_offload_fetch")) return index == 2;
-  if (callee.starts_with("stepc_offload_store")) return false;
+  if (std::optional<bool> known = runtimeCallWrites(callee, index)) return *known;
   auto kernel = module.lookupSymbol<mlir::func::FuncOp>(callee);
   mlir::linalg::LinalgOp op = kernelOp(kernel);
   if (!op) return true;

@@ -21,6 +21,7 @@
 // command and the transfer. Modules without transfers are left alone.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Codegen/Common/RuntimeCallWrites.h"
 #include "compiler/Codegen/Emulation/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -76,16 +77,6 @@ llvm::SmallVector<bool> writtenArguments(mlir::gpu::GPUFuncOp fn) {
   return written;
 }
 
-// Whether runtime call `callee` may write its operand `index` (its output by the runtime's
-// conventions; unknown functions are assumed to write everything).
-bool runtimeWrites(llvm::StringRef callee, unsigned index) {
-  if (callee.starts_with("stepc_matmul") || callee.starts_with("stepc_batch_matmul"))
-    return index == 2;
-  if (callee.starts_with("stepc_all_reduce") || callee.starts_with("stepc_all_gather"))
-    return index == 1;
-  return true;
-}
-
 struct CheckOffloadAccessPass : impl::CheckOffloadAccessBase<CheckOffloadAccessPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
@@ -129,7 +120,7 @@ struct CheckOffloadAccessPass : impl::CheckOffloadAccessBase<CheckOffloadAccessP
           if (callee.starts_with("stepc_offload_")) return;
           c.what = "call of @" + callee.str() + in;
           for (auto [i, operand] : llvm::enumerate(call.getOperands()))
-            c.operands.push_back({operand, runtimeWrites(callee, i)});
+            c.operands.push_back({operand, runtimeCallWrites(callee, i).value_or(true)});
         } else if (auto copy = llvm::dyn_cast<mlir::memref::CopyOp>(op)) {
           c.what = "host copy" + in;
           c.operands = {{copy.getSource(), false}, {copy.getTarget(), true}};

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <optional>
 
 #include "compiler/Codegen/LLVMGPU/GpuTargets.h"
 #include "compiler/Codegen/LLVMGPU/Passes.h"
@@ -214,6 +215,16 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
     }
   };
 
+  // A loop's iterations, when its bounds and step are constants.
+  static std::optional<int64_t> tripCount(mlir::scf::ForOp loop) {
+    llvm::APInt lo, hi, step;
+    if (!mlir::matchPattern(loop.getLowerBound(), mlir::m_ConstantInt(&lo)) ||
+        !mlir::matchPattern(loop.getUpperBound(), mlir::m_ConstantInt(&hi)) ||
+        !mlir::matchPattern(loop.getStep(), mlir::m_ConstantInt(&step)) || step.isZero())
+      return std::nullopt;
+    return ((hi - lo).getSExtValue() + step.getSExtValue() - 1) / step.getSExtValue();
+  }
+
   static int64_t constantId(mlir::Value v) {
     llvm::APInt id;
     return mlir::matchPattern(v, mlir::m_ConstantInt(&id)) ? id.getSExtValue() : -1;
@@ -254,12 +265,7 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
         continue;
       }
       if (auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op)) {
-        llvm::APInt lo, hi, step;
-        int64_t trips = 1;
-        if (mlir::matchPattern(loop.getLowerBound(), mlir::m_ConstantInt(&lo)) &&
-            mlir::matchPattern(loop.getUpperBound(), mlir::m_ConstantInt(&hi)) &&
-            mlir::matchPattern(loop.getStep(), mlir::m_ConstantInt(&step)) && !step.isZero())
-          trips = ((hi - lo).getSExtValue() + step.getSExtValue() - 1) / step.getSExtValue();
+        int64_t trips = tripCount(loop).value_or(1);
         for (int64_t i = 0; i < trips; ++i) simulate(*loop.getBody(), s, i + 1 == trips);
         continue;
       }
@@ -285,14 +291,8 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
         continue;
       }
       double inner = times;
-      if (auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op)) {
-        llvm::APInt lo, hi, step;
-        if (mlir::matchPattern(loop.getLowerBound(), mlir::m_ConstantInt(&lo)) &&
-            mlir::matchPattern(loop.getUpperBound(), mlir::m_ConstantInt(&hi)) &&
-            mlir::matchPattern(loop.getStep(), mlir::m_ConstantInt(&step)) && !step.isZero())
-          inner *= static_cast<double>(((hi - lo).getSExtValue() + step.getSExtValue() - 1) /
-                                       step.getSExtValue());
-      }
+      if (auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op))
+        if (std::optional<int64_t> trips = tripCount(loop)) inner *= static_cast<double>(*trips);
       for (mlir::Region &r : op.getRegions())
         for (mlir::Block &b : r) walkPlan(b, inner, visit);
     }

@@ -140,7 +140,7 @@ Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry, En
       copy = upload;
       // Offloaded: the plan reaches it only through the host tier's transfers, so it has no
       // device mirror (its argument is null); its values go into the tier instead.
-      if (int id = tier_ ? tier_->idOf(b.kind == Binding::Kind::kState, b.index) : -1; id >= 0) {
+      if (int id = offloadId(b); id >= 0) {
         if (tier_->bytes(id) != bytes)
           return Status::error("program description: an offloaded buffer's size differs from "
                                "its tensor's");

@@ -96,19 +96,15 @@ bool HostTier::events(size_t n) {
   Session &s = Session::get();
   const Api &api = s.driver().api();
   while (done_.size() <= n) {
-    CUevent ready = nullptr, done = nullptr;
-    if (Status st = s.driver().check(api.cuEventCreate(&ready, kEventDisableTiming), "cuEventCreate");
-        !st.ok()) {
-      s.recordError(st);
-      return false;
-    }
-    if (Status st = s.driver().check(api.cuEventCreate(&done, kEventDisableTiming), "cuEventCreate");
-        !st.ok()) {
-      s.recordError(st);
-      return false;
-    }
-    ready_.push_back(ready);
-    done_.push_back(done);
+    CUevent pair[2] = {nullptr, nullptr};  // ready, done
+    for (CUevent &e : pair)
+      if (Status st = s.driver().check(api.cuEventCreate(&e, kEventDisableTiming), "cuEventCreate");
+          !st.ok()) {
+        s.recordError(st);
+        return false;
+      }
+    ready_.push_back(pair[0]);
+    done_.push_back(pair[1]);
   }
   return true;
 }
