@@ -6,7 +6,10 @@ runs otherwise). Alternating rounds, median step time of each side (the first st
 left out as warm-up); the exposed all-reduce time is the time a rank spends inside the step's
 all-reduce calls (STEPC_PROFILE; the rank that spends most), waiting for the others included.
 With --shard-optimizer the N ranks' executable shards the optimizer state (ZeRO stage 1), and its
-all-gathers of the updated parameters count as exposed too.
+all-gathers of the updated parameters count as exposed too. A fourth side runs the N ranks with
+every reduction after the backward, one at a time (`--overlap-reductions=false`, the same bits),
+against the default, which starts each layer's reduction inside the backward on a thread of its
+own.
 
   benchmarks/data_parallel/run_dp_benchmark.sh [--ranks 2] [--rounds 5] [--steps 12]
                                                [--shard-optimizer] [--json F]
@@ -49,7 +52,7 @@ def all_reduce_ms(output):
     totals = []
     for t in tables:
         totals.append(sum(float(m.group(1)) for m in re.finditer(
-            r"^\s*([0-9.]+)\s+\d+\s+[0-9.]+%\s+all_(?:reduce|gather) ", t, re.M)))
+            r"^\s*([0-9.]+)\s+\d+\s+[0-9.]+%\s+all_(?:reduce|gather)(?:_start|_wait)? ", t, re.M)))
     return totals
 
 
@@ -70,6 +73,10 @@ def main():
     run([STEPC, "compile", *MODEL, f"--batch={16 * n}", f"--micro-batches={n}", "--data-parallel",
          *([f"--shard-optimizer={n}"] if a.shard_optimizer else []), "-o", many])
     # One process runs the global batch unsharded (a sharded step needs its N ranks).
+    serial = os.path.join(tmp, "serial")
+    run([STEPC, "compile", *MODEL, f"--batch={16 * n}", f"--micro-batches={n}", "--data-parallel",
+         *([f"--shard-optimizer={n}"] if a.shard_optimizer else []), "--overlap-reductions=false",
+         "-o", serial])
     whole = many
     if a.shard_optimizer:
         whole = os.path.join(tmp, "whole")
@@ -82,9 +89,10 @@ def main():
     env.pop("OPENBLAS_CORETYPE", None)
     env.pop("OPENBLAS_L2_SIZE", None)
     sides = {"1 rank x 1 thread, batch 16": [], f"{n} ranks x 1 thread, batch {16 * n}": [],
-             f"1 rank x {n} threads, batch {16 * n}": []}
+             f"1 rank x {n} threads, batch {16 * n}": [],
+             f"{n} ranks x 1 thread, reductions after the backward": []}
     names = list(sides)
-    exposed, least = [], []
+    exposed, least, exposedSerial, leastSerial = [], [], [], []
     for r in range(a.rounds):
         m = os.path.join(tmp, "m.jsonl")
         run([one, "train", "--steps", str(a.steps), "--threads", "1", "--metrics", m], env)
@@ -99,12 +107,20 @@ def main():
         least.append(min(totals) / profiled if totals else float("nan"))
         run([whole, "train", "--steps", str(a.steps), "--threads", str(n), "--metrics", m], env)
         sides[names[2]].append(step_ms(m))
+        out = run(mpirun + [serial, "train", "--steps", str(a.steps), "--threads", "1",
+                            "--metrics", m], dict(env, STEPC_PROFILE="1"))
+        sides[names[3]].append(step_ms(m))
+        totals = all_reduce_ms(out)
+        exposedSerial.append(max(totals) / profiled if totals else float("nan"))
+        leastSerial.append(min(totals) / profiled if totals else float("nan"))
         print(f"round {r + 1}: " + ", ".join(f"{k}: {v[-1]:.1f} ms" for k, v in sides.items()),
               flush=True)
     med = {k: statistics.median(v) for k, v in sides.items()}
-    t1, tn, tt = med[names[0]], med[names[1]], med[names[2]]
+    t1, tn, tt, ts = med[names[0]], med[names[1]], med[names[2]], med[names[3]]
     ex = statistics.median(exposed)
     floor = statistics.median(least)
+    exs = statistics.median(exposedSerial)
+    floors = statistics.median(leastSerial)
     # The GPU's side, predicted: the roofline of the CUDA step (PredictStepTime.cpp) for the
     # same per-rank work, beside the all-reduce of the step's bytes over NVLink (H200: 450 GB/s
     # each way per GPU) on 8 GPUs: this tree (log2 8 levels up and down, each the whole buffer)
@@ -125,6 +141,9 @@ def main():
         "throughput_vs_one_process_n_threads": tt / tn,
         "exposed_all_reduce_ms_per_step": ex, "exposed_share": ex / tn, "reductions": reduce_line,
         "least_waiting_rank_all_reduce_ms_per_step": floor,
+        "reductions_after_backward": {
+            "weak_scaling_efficiency": t1 / ts, "exposed_all_reduce_ms_per_step": exs,
+            "exposed_share": exs / ts, "least_waiting_rank_all_reduce_ms_per_step": floors},
         "gpu_predicted_step_ms": float(predicted.group(1)) if predicted else None,
         "gpu_8x_h200_nvlink_all_reduce_us": {"tree": tree_us, "ring": ring_us},
     }
@@ -143,6 +162,8 @@ def main():
     print(f"exposed {'all-reduce and all-gather' if a.shard_optimizer else 'all-reduce'}: "
           f"{ex:.2f} ms per step, {100 * ex / tn:.1f}% of the step (the rank "
           f"that waits most; the other: {floor:.2f} ms) ({reduce_line})")
+    print(f"reductions after the backward (--overlap-reductions=false): efficiency {t1 / ts:.3f}, "
+          f"exposed {exs:.2f} ms per step, {100 * exs / ts:.1f}% (the other rank: {floors:.2f} ms)")
     if predicted:
         print(f"GPU, predicted: a rank's CUDA step on 16 rows {float(predicted.group(1)):.2f} ms "
               f"(roofline), the all-reduce of its {reduce_bytes / 2**20:.1f} MiB on 8x H200 over "

@@ -114,13 +114,16 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
               std::string("step-drop-model,step-clone-fills,step-update-in-place,"
               "step-carry-in-place,step-write-into-slots,eliminate-empty-tensors,"
               "one-shot-bufferize{bufferize-function-boundaries "
-              "function-boundary-type-conversion=identity-layout-map},canonicalize,"
+              "function-boundary-type-conversion=identity-layout-map},"
+              // Before any canonicalization: a collective's marked copy that bufferized in
+              // place (input and output one buffer) is a self-copy the canonicalizer erases.
+              "step-collectives-to-runtime,canonicalize,"
               "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
               "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg") +
                   (gpuArch.empty() ? "{parallel-bytes=1048576}" : "") +
                   ",step-sink-fills,step-contractions-to-library," +
                   (gpuArch.empty() ? "step-windowed-gemms," : "") +
-                  "step-collectives-to-runtime,step-gemm-epilogues" +
+                  "step-gemm-epilogues" +
                   (gpuArch.empty() ? "{gelu=false}" : "") + ",canonicalize,"
               "step-outline-kernels,step-offload-buffers," + tiling + ",step-plan-memory," +
                   "step-kernel-noalias" + predict +
@@ -219,6 +222,9 @@ struct BuffersOptions : mlir::PassPipelineOptions<BuffersOptions> {
 void stageTrain(mlir::OpPassManager &pm, const StageOptions &options) {
   train::BuildTrainStepOptions train = options.train;
   train.columnNorms = options.target == Target::CPU;
+  // The CPU's reductions run on a thread of their own, overlapped with the backward; the CUDA
+  // step's NCCL reduction is one call per gradient (runtime/hal/cuda/Nccl.h).
+  train.overlapReductions = train.overlapReductions && options.target == Target::CPU;
   pm.addPass(train::createBuildTrainStep(train));
 }
 template <void (*Build)(mlir::OpPassManager &)>
@@ -394,6 +400,7 @@ void registerCodegenPipelines() {
         [](mlir::OpPassManager &pm, const TrainOptions &o) {
           StageOptions stage;
           stage.target = o.columnNorms ? Target::CPU : Target::CUDA;
+          stage.train.overlapReductions = true;  // stepc compile's default
           stageTrain(pm, stage);
         });
     mlir::PassPipelineRegistration<LinalgOptions>(

@@ -76,6 +76,10 @@ ABSL_FLAG(bool, rebuild_error, false,
 ABSL_FLAG(bool, data_parallel, false,
           "`compile`: the step averages its loss and gradients over the ranks of `mpirun -np N "
           "NAME train` (a fixed-order tree, so N ranks give one process's bits); the CPU target");
+ABSL_FLAG(bool, overlap_reductions, true,
+          "`compile --data-parallel`, CPU target: start each layer's gradient reduction inside "
+          "the backward, on a thread of its own (false: every reduction after the backward, "
+          "one at a time; the same bits, for comparison)");
 ABSL_FLAG(int64_t, shard_optimizer, 0,
           "`compile --data-parallel`: split the optimizer state and its update over this many "
           "ranks (ZeRO stage 1): each rank keeps and updates its block of each parameter's "
@@ -317,6 +321,7 @@ stepc::train::BuildTrainStepOptions trainOverrides() {
   options.rebuildError = absl::GetFlag(FLAGS_rebuild_error);
   options.dataParallel = absl::GetFlag(FLAGS_data_parallel);
   options.shardOptimizer = absl::GetFlag(FLAGS_shard_optimizer);
+  options.overlapReductions = absl::GetFlag(FLAGS_overlap_reductions);
   return options;
 }
 

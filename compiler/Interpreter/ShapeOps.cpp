@@ -126,8 +126,14 @@ KernelResult runShapeOp(mlir::Operation *op, Operands in, Results out) {
         return ok();
       })
       // The interpreter is one process: the mean over one rank is the input.
-      .Case<step::AllReduceOp>([&](auto) {
+      .Case<step::AllReduceOp, step::AllReduceStartOp, step::AllReduceWaitOp>([&](auto) {
         out[0].data = in[0]->data;
+        return ok();
+      })
+      // One process runs all K micro-batches: its last is K - 1.
+      .Case<step::LastMicroBatchOp>([&](auto) {
+        size_t n = out[0].data.size();
+        out[0].data.assign(in[0]->data.end() - static_cast<std::ptrdiff_t>(n), in[0]->data.end());
         return ok();
       })
       // --shard-optimizer's blocks need the ranks themselves: one process cannot stand in.

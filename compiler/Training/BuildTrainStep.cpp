@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Autodiff/Autodiff.h"
+#include "compiler/Training/Elementwise.h"
 #include "compiler/Training/ForwardClone.h"
 #include "compiler/Training/Passes.h"
 #include "compiler/Training/UpdateRules.h"
@@ -30,9 +31,11 @@ struct InputSlot {
 class TrainStepBuilder {
  public:
   TrainStepBuilder(step::ModelOp model, const TrainConfig &config, bool exportGrads,
-                   bool columnNorms, bool dataParallel, int64_t shards, bool rebuildError)
+                   bool columnNorms, bool dataParallel, bool overlapReductions, int64_t shards,
+                   bool rebuildError)
       : model(model), config(config), exportGrads(exportGrads), columnNorms(columnNorms),
-        dataParallel(dataParallel), shards(shards), rebuildError(rebuildError),
+        dataParallel(dataParallel), overlapReductions(dataParallel && overlapReductions),
+        shards(shards), rebuildError(rebuildError),
         b(model.getContext()),
         loc(model.getLoc()) {}
 
@@ -61,6 +64,10 @@ class TrainStepBuilder {
   bool exportGrads;
   bool columnNorms;
   bool dataParallel;
+  // --data-parallel: each reduction split into a start and a wait, and the rank's last
+  // micro-batch run after the loop, so that its backward issues each layer's reduction as soon
+  // as the layer's gradient is whole (--step-sink-layer-updates moves the starts there).
+  bool overlapReductions;
   int64_t shards;  // --shard-optimizer: ranks the optimizer state is split over (0: none)
   bool rebuildError;
   llvm::SmallVector<Value> rebuildErrors;  // --rebuild-error: every pass's measures (f64)
@@ -87,12 +94,35 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::si
   return std::make_pair(tracked[0], *grads);
 }
 
-// --data-parallel: the sum over the ranks of each rank's (summed) loss and gradients, in f32.
+// Moves `op` up to just after the last definition among its operands in its block, first
+// moving so the elementwise ops that only feed it (the fold of the rank's micro-batch sums):
+// an overlapped reduction then starts as soon as its gradient exists (the head's, early in
+// the backward), not after the whole backward.
+void issueEarly(mlir::Operation *op) {
+  mlir::Block *block = op->getBlock();
+  mlir::Operation *after = nullptr;
+  for (Value v : op->getOperands()) {
+    mlir::Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != block) continue;
+    if (isElementwise(def) && def->hasOneUse()) issueEarly(def);
+    if (!after || after->isBeforeInBlock(def)) after = def;
+  }
+  if (after) op->moveAfter(after);
+}
+
+// --data-parallel: the sum over the ranks of each rank's (summed) loss and gradients, in f32;
+// with `overlap` as a start and a wait (the start moves on into the backward).
 std::pair<Value, llvm::SmallVector<Value>> allReduce(ad::GradBuilder &g, Value loss,
-                                                      llvm::ArrayRef<Value> grads) {
-  Value l = g.one<step::AllReduceOp>({castTo(g, loss, g.builder().getF32Type())});
+                                                      llvm::ArrayRef<Value> grads, bool overlap) {
+  auto reduce = [&](Value v) {
+    if (!overlap) return g.one<step::AllReduceOp>({v});
+    Value started = g.one<step::AllReduceStartOp>({v});
+    if (mlir::Operation *start = started.getDefiningOp()) issueEarly(start);
+    return g.one<step::AllReduceWaitOp>({started});
+  };
+  Value l = reduce(castTo(g, loss, g.builder().getF32Type()));
   llvm::SmallVector<Value> reduced;
-  for (Value grad : grads) reduced.push_back(g.one<step::AllReduceOp>({grad}));
+  for (Value grad : grads) reduced.push_back(reduce(grad));
   return {l, reduced};
 }
 
@@ -119,7 +149,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     auto pass = singlePass(params, inputs);
     if (failed(pass) || !dataParallel) return pass;
     ad::GradBuilder g(b, loc);
-    return allReduce(g, pass->first, pass->second);
+    return allReduce(g, pass->first, pass->second, overlapReductions);
   }
   // The micro-batches' losses and gradients are averaged, which is the full batch's only for a
   // mean over the batch: a summed loss would come out 1/K of it. Refused where it is summed.
@@ -176,9 +206,23 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     slices.push_back(b.create<step::ConstantOp>(
         loc, table, mlir::DenseElementsAttr::get(table, llvm::ArrayRef<int64_t>(merges))));
   }
+  // Overlapped reductions: the loop runs all but the rank's last micro-batch, which runs
+  // after it (`peeled`); the loop's slices are the first K - 1.
+  llvm::SmallVector<Value> peeled, loopSlices(slices);
+  if (overlapReductions) {
+    for (Value &s : loopSlices) {
+      peeled.push_back(g.one<step::LastMicroBatchOp>({s}));
+      llvm::SmallVector<int64_t> start(ad::rankOf(s), 0), limit(ad::shapeOf(s));
+      limit[0] = k - 1;
+      s = g.one<step::SliceOp>({s}, {g.arrayAttr("start", start), g.arrayAttr("limit", limit)});
+    }
+  }
+  int64_t trips = overlapReductions ? k - 1 : k;
   auto repeat = b.create<step::RepeatOp>(loc, types, b.getStringAttr("micro_batch"),
-                                         b.getI64IntegerAttr(k), inits, slices, nullptr, nullptr);
+                                         b.getI64IntegerAttr(trips), inits, loopSlices, nullptr,
+                                         nullptr);
   if (dataParallel) repeat->setAttr("step.rank_split", b.getUnitAttr());
+  if (overlapReductions) repeat->setAttr("step.rank_split_peeled", b.getUnitAttr());
   mlir::Block *body = b.createBlock(&repeat.getBody());
   for (Value v : inits) body->addArgument(v.getType(), loc);
   llvm::SmallVector<Value> sliceArgs;
@@ -223,7 +267,32 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
   Value loss = repeat.getResult(0);
   llvm::SmallVector<Value> sums;
   for (size_t i = 0; i < params.size(); ++i) sums.push_back(repeat.getResult(i + 1));
-  if (dataParallel) std::tie(loss, sums) = allReduce(g, loss, sums);
+  if (overlapReductions) {
+    // The rank's last micro-batch closes every pending subtree: its index ends in at least
+    // log2(K/N) ones, and the levels above its block were never written there (they hold -0,
+    // which adds nothing), so all levels fold in, earlier ones on the left, as in the loop.
+    if (levels > 0) peeled.pop_back();  // the merges table
+    if (hasDropout) {
+      Value index = peeled.pop_back_val();
+      ad::GradBuilder gs(b, loc);
+      stepCounter =
+          gs.add(gs.mul(stepCounter, gs.scalar(static_cast<double>(k), b.getI64Type())), index);
+    }
+    auto last = singlePass(params, peeled);
+    stepCounter = outerStep;
+    if (failed(last)) return mlir::failure();
+    ad::GradBuilder gp(b, loc);
+    llvm::SmallVector<Value> mine{
+        gp.one<step::CastOp>({last->first}, {gp.attr("to", mlir::TypeAttr::get(f32))})};
+    mine.append(last->second.begin(), last->second.end());
+    for (int64_t l = 0; l < levels; ++l)
+      for (size_t j = 0; j < width; ++j)
+        mine[j] = gp.add(repeat.getResult((l + 1) * width + j), mine[j]);
+    if (gp.failed()) return mlir::failure();
+    loss = mine[0];
+    sums.assign(mine.begin() + 1, mine.end());
+  }
+  if (dataParallel) std::tie(loss, sums) = allReduce(g, loss, sums, overlapReductions);
   double inv = 1.0 / static_cast<double>(k);
   llvm::SmallVector<Value> grads;
   for (Value s : sums) grads.push_back(g.scale(s, inv));
@@ -466,7 +535,7 @@ struct BuildTrainStepPass : impl::BuildTrainStepBase<BuildTrainStepPass> {
     if (failed(config)) return signalPassFailure();
     writeTrainConfig(models[0], *config);
     if (failed(TrainStepBuilder(models[0], *config, exportGrads, columnNorms, dataParallel,
-                                shardOptimizer, rebuildError)
+                                overlapReductions, shardOptimizer, rebuildError)
                    .build(module)))
       return signalPassFailure();
   }

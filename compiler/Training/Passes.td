@@ -45,6 +45,11 @@ def BuildTrainStep : Pass<"step-build-train-step", "mlir::ModuleOp"> {
            "step.rank_split) and sum the loss and gradients over them (step.all_reduce) before "
            "clipping, SAM's perturbation and the optimizer; micro-batches are summed in a binary "
            "tree, so N ranks give one process's bits (micro_batches a power of two)">,
+    Option<"overlapReductions", "overlap-reductions", "bool", "false",
+           "with data-parallel: split each reduction into step.all_reduce_start and "
+           "step.all_reduce_wait, and run the rank's last micro-batch after the loop over the "
+           "others (step.last_micro_batch), so that --step-sink-layer-updates can issue each "
+           "layer's reduction inside that micro-batch's backward (the CPU's choice)">,
     Option<"shardOptimizer", "shard-optimizer", "int64_t", "0",
            "with data-parallel: split each parameter's optimizer state and update over this "
            "many ranks by blocks of its first axis (ZeRO stage 1; 0: none); each rank updates "
@@ -150,6 +155,12 @@ def SinkLayerUpdates : Pass<"step-sink-layer-updates", "mlir::ModuleOp"> {
 
     Global-norm clipping and SAM's perturbation need a norm over every gradient before any
     update, so their gradients stay stacked.
+
+    A data-parallel step's reduction of a stacked gradient (step.all_reduce_start, with the
+    elementwise ops that fold the rank's micro-batch sums into its input) moves in the same
+    way: each layer's reduction starts as soon as the backward has the layer's gradient, and
+    the starts' tickets come out stacked for the step.all_reduce_wait after the repeat, which
+    the update waits for. The reductions overlap the backward of the layers below.
   }];
   let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];
 }

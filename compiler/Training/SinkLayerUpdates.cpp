@@ -241,6 +241,7 @@ class Sinker {
   }
   Use classify(Value v, int64_t rank);
   Value updateTarget(mlir::OpOperand &use);
+  static bool isWaitOfStart(mlir::OpOperand &use);
   bool hoistable(Value v);
   bool valid(Operation *op);
   void hoist(Value v, llvm::SetVector<Operation *> &ops);
@@ -329,8 +330,15 @@ bool Sinker::valid(Operation *op) {
   for (Value operand : op->getOperands())
     if (classify(operand, readRank(op)) == Use::kInvalid) return false;
   for (mlir::OpOperand &use : result.getUses())
-    if (!moved.count(use.getOwner()) && !updateTarget(use)) return false;
+    if (!moved.count(use.getOwner()) && !updateTarget(use) && !isWaitOfStart(use)) return false;
   return true;
+}
+
+// Whether `use` is a reduction's wait reading a moved start: the starts' tickets come out of
+// the repeat stacked, for the wait after it.
+bool Sinker::isWaitOfStart(mlir::OpOperand &use) {
+  return llvm::isa<step::AllReduceWaitOp>(use.getOwner()) &&
+         use.get().getDefiningOp<step::AllReduceStartOp>();
 }
 
 step::RepeatOp Sinker::run() {
@@ -349,7 +357,9 @@ step::RepeatOp Sinker::run() {
       }
       continue;
     }
-    if (!isElementwise(op) || type.getRank() == 0 || type.getDimSize(0) != count) continue;
+    bool start = llvm::isa<step::AllReduceStartOp>(op);
+    if ((!isElementwise(op) && !start) || type.getRank() == 0 || type.getDimSize(0) != count)
+      continue;
     if (llvm::all_of(op->getOperands(),
                      [&](Value v) { return classify(v, type.getRank()) != Use::kInvalid; }))
       moved[op] = Kind::kLayer;
@@ -422,7 +432,7 @@ step::RepeatOp Sinker::run() {
     mlir::OpOperand &use = *llvm::find_if(op->getResult(0).getUses(), [&](mlir::OpOperand &u) {
       return !moved.count(u.getOwner());
     });
-    stackOver.push_back(overIndex(updateTarget(use)));
+    stackOver.push_back(isWaitOfStart(use) ? -1 : overIndex(updateTarget(use)));
   }
   llvm::SmallVector<mlir::Type> types;
   for (Value v : inits) types.push_back(v.getType());

@@ -11,14 +11,28 @@
 // in the same order (one program), and the runtime checks the ids agree, so ranks that fell
 // out of step fail with both ids instead of summing unrelated buffers. The count and the bytes
 // go into the description (allReduces, allReduceBytes): `info` prints them and an executable
-// without them refuses to run on more than one rank. Runs before kernel outlining, so the
-// calls stay in the host plan, where the `plan` view shows them and the profile times them.
+// without them refuses to run on more than one rank. Runs right after one-shot bufferization,
+// before any canonicalization: a marked copy that bufferized in place (its input and output
+// one buffer, which bufferization may choose for a copy) is a self-copy the canonicalizer
+// would erase, and the reduction with it. So also before kernel outlining: the calls stay in
+// the host plan, where the `plan` view shows them and the profile times them.
 //
 // The reduction is in place where it can be: when the input (the rank's block sum) is a
 // buffer of its own that nothing reads after the call, and the output is a fresh buffer that
 // nothing touches before it, the output's uses take the input instead and the call passes one
 // buffer twice. Bufferization gave the collective a result buffer beside its operand; the
 // gradients' size in the plan is that second buffer, which this removes.
+//
+// The overlapped reduction (--step-build-train-step's split of step.all_reduce, each layer's
+// start moved into the backward by --step-sink-layer-updates) reaches here as copies marked
+// "all_reduce_start" and "all_reduce_wait"; they become
+//
+//   stepc_all_reduce_start_f32(input, tickets, id)   stepc_all_reduce_wait_f32(tickets, output, id)
+//
+// The start hands the input to the runtime's reduction (a copy: the input's buffer is free
+// again when it returns) and writes a ticket into its result; the wait reads the tickets of
+// its input (one start's, or a repeat's stack of them) and writes the sums. Both are in place
+// where the rules above allow. The starts count as the reductions in the description.
 //
 // --shard-optimizer's gather reaches here as a copy marked "all_gather" of a whole buffer
 // whose rows of this rank hold its block into the whole result buffer; it becomes
@@ -35,6 +49,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "runtime/formats/ProgramDescription.h"
@@ -49,6 +65,8 @@ namespace {
 constexpr llvm::StringLiteral kCollective = "step.collective";  // set by the lowering
 constexpr llvm::StringLiteral kAllReduce = "stepc_all_reduce_sum_f32";
 constexpr llvm::StringLiteral kAllGather = "stepc_all_gather_f32";
+constexpr llvm::StringLiteral kStart = "stepc_all_reduce_start_f32";
+constexpr llvm::StringLiteral kWait = "stepc_all_reduce_wait_f32";
 
 // True if `op`, or the op of `block` that holds it, comes before `point` (in `block`).
 bool before(mlir::Operation *op, mlir::Operation *point) {
@@ -105,11 +123,13 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       }
       return callee;
     };
-    int64_t bytes = 0, id = 0, gathers = 0, gatherBytes = 0;
+    int64_t bytes = 0, id = 0, gathers = 0, gatherBytes = 0, waits = 0;
     for (mlir::linalg::CopyOp copy : copies) {
       auto attr = copy->getAttrOfType<mlir::StringAttr>(kCollective);
-      bool gather = attr.getValue() == "all_gather";
-      if (attr.getValue() != "all_reduce_sum" && !gather) {
+      llvm::StringRef kind = attr.getValue();
+      bool gather = kind == "all_gather", start = kind == "all_reduce_start",
+           wait = kind == "all_reduce_wait";
+      if (kind != "all_reduce_sum" && !gather && !start && !wait) {
         copy.emitError() << "unknown collective '" << attr.getValue() << "'";
         return signalPassFailure();
       }
@@ -130,10 +150,22 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       mlir::Value inView = b.create<mlir::memref::CastOp>(loc, unranked, in);
       mlir::Value outView = b.create<mlir::memref::CastOp>(loc, unranked, out);
       mlir::Value index = b.create<mlir::arith::ConstantIntOp>(loc, id++, 64);
-      b.create<mlir::func::CallOp>(loc, declare(gather ? kAllGather : kAllReduce),
-                                   mlir::ValueRange{inView, outView, index});
+      llvm::StringRef callee = gather ? kAllGather : start ? kStart : wait ? kWait : kAllReduce;
+      auto call = b.create<mlir::func::CallOp>(loc, declare(callee),
+                                               mlir::ValueRange{inView, outView, index});
       copy.erase();
-      (gather ? gatherBytes : bytes) += type.getNumElements() * 4;
+      if (wait) {  // its starts counted the reduction
+        ++waits;
+        continue;
+      }
+      // A start in a layer loop reduces one layer's slice per iteration.
+      int64_t trips = 1;
+      for (auto loop = call->getParentOfType<mlir::scf::ForOp>(); loop;
+           loop = loop->getParentOfType<mlir::scf::ForOp>())
+        if (std::optional<int64_t> n = mlir::constantTripCount(
+                loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+          trips *= *n;
+      (gather ? gatherBytes : bytes) += type.getNumElements() * 4 * trips;
       gathers += gather;
     }
     auto text = module->getAttrOfType<mlir::StringAttr>("step.program");
@@ -143,7 +175,7 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       module.emitError("bad `step.program` description: ") << s.message();
       return signalPassFailure();
     }
-    d.info.allReduces = id - gathers;
+    d.info.allReduces = id - gathers - waits;
     d.info.allReduceBytes = bytes;
     d.info.allGathers = gathers;
     d.info.allGatherBytes = gatherBytes;

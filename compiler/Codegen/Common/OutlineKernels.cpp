@@ -220,7 +220,12 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
           mlir::Value in = call.getOperand(gather ? 1 : 0);
           if (auto cast = in.getDefiningOp<mlir::memref::CastOp>()) in = cast.getSource();
           profile(module, call, profileNames.size());
-          profileNames.push_back((gather ? "all_gather " : "all_reduce ") + shapes({in}) + " @" +
+          llvm::StringRef callee = call.getCallee();
+          std::string name = gather                                    ? "all_gather "
+                             : callee.starts_with("stepc_all_reduce_start") ? "all_reduce_start "
+                             : callee.starts_with("stepc_all_reduce_wait")  ? "all_reduce_wait "
+                                                                            : "all_reduce ";
+          profileNames.push_back(name + shapes({in}) + " @" +
                                  std::to_string(profileNames.size()));
           profileBytes.push_back(bytesOf({in}));
           profileFlops.push_back(0);

@@ -114,8 +114,14 @@ class PlanPrinter {
         if (call.getCallee().starts_with("stepc_all_reduce")) {
           llvm::APInt id;
           bool known = mlir::matchPattern(call.getOperand(2), mlir::m_ConstantInt(&id));
+          llvm::StringRef what =
+              call.getCallee().starts_with("stepc_all_reduce_start")
+                  ? " starts (sum over the ranks, fixed tree, in the background) "
+              : call.getCallee().starts_with("stepc_all_reduce_wait")
+                  ? " waits for the reductions its tickets name "
+                  : " (sum over the ranks, fixed tree) ";
           os_ << indent << "all-reduce " << (known ? std::to_string(id.getSExtValue()) : "?")
-              << " (sum over the ranks, fixed tree) " << operands(call) << "\n";
+              << what << operands(call) << "\n";
           continue;
         }
         // --device-memory's transfers (runtime/hal/cpu/Offload.h).

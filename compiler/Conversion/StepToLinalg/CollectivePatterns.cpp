@@ -1,10 +1,13 @@
 //===- CollectivePatterns.cpp - all_reduce, rank_shard, all_gather --------===//
 //
-// step.all_reduce becomes a linalg.copy into a fresh tensor, marked `step.collective`: on
+// step.all_reduce becomes a linalg.copy into a fresh tensor, marked `step.collective` (so do
+// its halves all_reduce_start and all_reduce_wait, "all_reduce_start" / "_wait"): on
 // tensors a copy is what one rank computes (the input), and a copy bufferizes to exactly the
 // two buffers the runtime's reduction reads and writes. After bufferization,
 // --step-collectives-to-runtime replaces the marked copy by the runtime call; the fusion pass
 // leaves marked ops alone.
+//
+// step.last_micro_batch is a slice of the first axis at stepc_micro_batch_end(K) - 1.
 //
 // --shard-optimizer's ops need this rank's index, a call `stepc_rank() -> i64` (0 for one
 // process). step.rank_shard is a slice of the rows from rank · n/parts. step.all_gather puts
@@ -25,18 +28,22 @@
 namespace stepc::lowering {
 namespace {
 
-struct AllReduceLowering : mlir::OpRewritePattern<step::AllReduceOp> {
-  using OpRewritePattern::OpRewritePattern;
-  mlir::LogicalResult matchAndRewrite(step::AllReduceOp op,
-                                      mlir::PatternRewriter &rw) const override {
+// all_reduce, all_reduce_start and all_reduce_wait: a copy into a fresh tensor, marked with
+// the collective's name.
+template <typename Op>
+struct MarkedCopyLowering : mlir::OpRewritePattern<Op> {
+  MarkedCopyLowering(mlir::MLIRContext *ctx, llvm::StringRef name)
+      : mlir::OpRewritePattern<Op>(ctx), name(name.str()) {}
+  mlir::LogicalResult matchAndRewrite(Op op, mlir::PatternRewriter &rw) const override {
     auto type = llvm::cast<mlir::RankedTensorType>(op.getResult().getType());
     mlir::Value init =
         rw.create<mlir::tensor::EmptyOp>(op.getLoc(), type.getShape(), type.getElementType());
     auto copy = rw.create<mlir::linalg::CopyOp>(op.getLoc(), op.getInput(), init);
-    copy->setAttr(kCollectiveAttr, rw.getStringAttr("all_reduce_sum"));
+    copy->setAttr(kCollectiveAttr, rw.getStringAttr(name));
     rw.replaceOp(op, copy->getResults());
     return mlir::success();
   }
+  std::string name;
 };
 
 // The first row of this rank's block of `rows` rows (an index).
@@ -93,10 +100,38 @@ struct AllGatherLowering : mlir::OpRewritePattern<step::AllGatherOp> {
   }
 };
 
+// The slice of this rank's last micro-batch: row stepc_micro_batch_end(K) - 1 of the first
+// axis (K - 1 for one process), that axis dropped.
+struct LastMicroBatchLowering : mlir::OpRewritePattern<step::LastMicroBatchOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::LastMicroBatchOp op,
+                                      mlir::PatternRewriter &rw) const override {
+    auto in = llvm::cast<mlir::RankedTensorType>(op.getInput().getType());
+    auto type = llvm::cast<mlir::RankedTensorType>(op.getResult().getType());
+    mlir::Location loc = op.getLoc();
+    mlir::Value count = rw.create<mlir::arith::ConstantIntOp>(loc, in.getDimSize(0), 64);
+    mlir::Value end = callRuntimeI64(rw, op, "stepc_micro_batch_end", mlir::ValueRange{count});
+    mlir::Value one = rw.create<mlir::arith::ConstantIntOp>(loc, 1, 64);
+    mlir::Value last = rw.create<mlir::arith::SubIOp>(loc, end, one);
+    llvm::SmallVector<mlir::OpFoldResult> offsets(in.getRank(), rw.getIndexAttr(0)), sizes,
+        strides(in.getRank(), rw.getIndexAttr(1));
+    offsets[0] = rw.create<mlir::arith::IndexCastOp>(loc, rw.getIndexType(), last).getResult();
+    sizes.push_back(rw.getIndexAttr(1));
+    for (int64_t d : type.getShape()) sizes.push_back(rw.getIndexAttr(d));
+    rw.replaceOpWithNewOp<mlir::tensor::ExtractSliceOp>(op, type, op.getInput(), offsets, sizes,
+                                                        strides);
+    return mlir::success();
+  }
+};
+
 }  // namespace
 
 void populateCollectivePatterns(mlir::RewritePatternSet &patterns) {
-  patterns.add<AllReduceLowering, RankShardLowering, AllGatherLowering>(patterns.getContext());
+  mlir::MLIRContext *ctx = patterns.getContext();
+  patterns.add<MarkedCopyLowering<step::AllReduceOp>>(ctx, "all_reduce_sum");
+  patterns.add<MarkedCopyLowering<step::AllReduceStartOp>>(ctx, "all_reduce_start");
+  patterns.add<MarkedCopyLowering<step::AllReduceWaitOp>>(ctx, "all_reduce_wait");
+  patterns.add<RankShardLowering, AllGatherLowering, LastMicroBatchLowering>(ctx);
 }
 
 }  // namespace stepc::lowering

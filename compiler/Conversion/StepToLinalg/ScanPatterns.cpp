@@ -197,15 +197,19 @@ struct RepeatLowering : mlir::OpRewritePattern<step::RepeatOp> {
     Value lower = zero;
     // --data-parallel's micro-batch loop: this rank's block of the iterations, from the
     // runtime (runtime/hal/cpu/Collectives.h); the iteration index stays the global one.
+    // With step.rank_split_peeled the loop holds the first count of count + 1 micro-batches
+    // and the rank's last runs after it (step.last_micro_batch): it stops one short.
     if (op->hasAttr("step.rank_split")) {
       if (op.getReverse() || !op.getStackedResults().empty()) return mlir::failure();
-      Value n = rw.create<mlir::arith::ConstantIntOp>(loc, count, 64);
+      bool peeled = op->hasAttr("step.rank_split_peeled");
+      Value n = rw.create<mlir::arith::ConstantIntOp>(loc, peeled ? count + 1 : count, 64);
       auto bound = [&](llvm::StringRef name) {
         Value v = callRuntimeI64(rw, op, name, mlir::ValueRange{n});
         return rw.create<mlir::arith::IndexCastOp>(loc, rw.getIndexType(), v).getResult();
       };
       lower = bound("stepc_micro_batch_begin");
       upper = bound("stepc_micro_batch_end");
+      if (peeled) upper = rw.create<mlir::arith::SubIOp>(loc, upper, one);
     }
     Value last = rw.create<mlir::arith::ConstantIndexOp>(loc, count - 1);
     bool reverse = op.getReverse();

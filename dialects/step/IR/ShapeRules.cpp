@@ -252,6 +252,8 @@ STEP_UNARY(PowOp)
 STEP_UNARY(QuantizeOp)
 STEP_UNARY(DropoutOp)
 STEP_UNARY(AllReduceOp)
+STEP_UNARY(AllReduceStartOp)
+STEP_UNARY(AllReduceWaitOp)
 #undef STEP_UNARY
 
 #define STEP_BINARY(OP) \
@@ -454,6 +456,18 @@ STEP_INFER(RankShardOp) {
   SmallVector<int64_t> shape(in->getShape());
   shape[0] /= parts;
   out.push_back(RankedTensorType::get(shape, in->getElementType()));
+  return success();
+}
+
+// step.last_micro_batch: the first axis (the micro-batches) dropped.
+STEP_INFER(LastMicroBatchOp) {
+  Reporter r{loc};
+  auto in = ranked(r, adaptor.getInput(), "the input");
+  if (!in) return failure();
+  if (in->getRank() == 0 || in->getDimSize(0) < 1)
+    return r.fail("expected a first axis of micro-batches, found shape ",
+                  shapeString(in->getShape()));
+  out.push_back(RankedTensorType::get(in->getShape().drop_front(), in->getElementType()));
   return success();
 }
 

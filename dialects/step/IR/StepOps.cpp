@@ -136,6 +136,9 @@ STEP_TENSOR_OP_ASM(GatherRowsOp)
 STEP_TENSOR_OP_ASM(AllReduceOp)
 STEP_TENSOR_OP_ASM(RankShardOp)
 STEP_TENSOR_OP_ASM(AllGatherOp)
+STEP_TENSOR_OP_ASM(AllReduceStartOp)
+STEP_TENSOR_OP_ASM(AllReduceWaitOp)
+STEP_TENSOR_OP_ASM(LastMicroBatchOp)
 #undef STEP_TENSOR_OP_ASM
 
 //===----------------------------------------------------------------------===//

@@ -682,6 +682,59 @@ def Step_AllGatherOp : Step_TensorOp<"all_gather"> {
   let results = (outs TensorOf<[F32]>:$result);
 }
 
+def Step_AllReduceStartOp : Step_TensorOp<"all_reduce_start"> {
+  let summary = "issues step.all_reduce of a tensor without waiting for it";
+  let description = [{
+    The first half of step.all_reduce, split so that the reduction overlaps the work between
+    the two halves: it hands `input` to the ranks' reduction and returns at once. Its result
+    is only for step.all_reduce_wait (stacked by a repeat like any per-layer value: the
+    backward issues each layer's reduction as soon as it has the layer's gradient); its
+    contents are the runtime's (a ticket naming the reduction in flight), not numbers. With
+    one process start and wait together are the identity. Not differentiable.
+
+    ```mlir
+    %t = step.all_reduce_start %grad : tensor<256x512xf32> -> tensor<256x512xf32>
+    %g = step.all_reduce_wait %t : tensor<256x512xf32> -> tensor<256x512xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$input);
+  let results = (outs TensorOf<[F32]>:$result);
+}
+
+def Step_AllReduceWaitOp : Step_TensorOp<"all_reduce_wait"> {
+  let summary = "the sums over the ranks of the reductions step.all_reduce_start issued";
+  let description = [{
+    Waits for the reductions whose tickets `input` holds (one step.all_reduce_start's result,
+    or several stacked along the first axis by a repeat) and returns their sums, in the same
+    layout: the value step.all_reduce would have given for the tensors those starts were
+    handed, bit for bit (the same fixed tree). Not differentiable.
+
+    ```mlir
+    %g = step.all_reduce_wait %tickets : tensor<8x256x32xf32> -> tensor<8x256x32xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$input);
+  let results = (outs TensorOf<[F32]>:$result);
+}
+
+def Step_LastMicroBatchOp : Step_TensorOp<"last_micro_batch"> {
+  let summary = "this rank's last micro-batch of a tensor split into micro-batches";
+  let description = [{
+    `input [K, ...]` holds K micro-batches along its first axis; the result is the one this
+    process runs last: K − 1 for one process, and under `mpirun -np N` rank r's
+    (r + 1)·K/N − 1 (each rank runs an aligned block of K/N, runtime/hal/cpu/Collectives.h).
+    The train step's assembly (--data-parallel) runs that micro-batch after the loop over
+    the others, so that its backward can issue each layer's reduction as soon as the layer's
+    gradient is whole. Not differentiable.
+
+    ```mlir
+    %last = step.last_micro_batch %tokens : tensor<4x8x256xi32> -> tensor<8x256xi32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+}
+
 //===----------------------------------------------------------------------===//
 // Gradient ops: emitted by autodiff, lowered to library calls / dedicated kernels
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,10 @@
 //===- Collectives.cpp - the tree all-reduce and the all-gather -----------===//
 #include "runtime/hal/cpu/Collectives.h"
 
+#include <cmath>
 #include <cstring>
+
+#include "runtime/hal/cpu/BackgroundReductions.h"
 
 namespace stepc::rt {
 namespace {
@@ -11,6 +14,22 @@ Communicator *gCommunicator = nullptr;
 AllReduceMode gMode = AllReduceMode::kTree;
 std::string gError;
 std::vector<float> gScratch;
+// The thread of the overlapped reductions, started by the first stepc_all_reduce_start_f32
+// of a run with more than one rank. While it exists every collective of a step runs on it.
+std::unique_ptr<BackgroundReductions> gBackground;
+
+BackgroundReductions &background() {
+  if (!gBackground)
+    gBackground = std::make_unique<BackgroundReductions>(*gCommunicator, gMode,
+                                                         gCommunicator->threadSafe());
+  return *gBackground;
+}
+
+// Runs a collective on the reductions' thread if it exists (so that it comes after the
+// reductions in flight, and only one thread talks to the ranks), else here.
+Status onCollectiveThread(const std::function<Status()> &work) {
+  return gBackground ? gBackground->run(work) : work();
+}
 
 // Each message is preceded by this header, so ranks that issue different reductions (a bug,
 // or executables of different programs under one mpirun) fail instead of summing unrelated
@@ -32,8 +51,14 @@ Status checkHeader(const Header &theirs, const Header &mine, int peer, int rank,
 
 }  // namespace
 
-void setCommunicator(Communicator *communicator) { gCommunicator = communicator; }
-void setAllReduceMode(AllReduceMode mode) { gMode = mode; }
+void setCommunicator(Communicator *communicator) {
+  gBackground.reset();  // joins its thread: nothing is in flight between steps
+  gCommunicator = communicator;
+}
+void setAllReduceMode(AllReduceMode mode) {
+  gBackground.reset();
+  gMode = mode;
+}
 AllReduceMode allReduceMode() { return gMode; }
 
 Status allReduceSum(Communicator &c, float *data, int64_t n, int64_t id,
@@ -134,8 +159,11 @@ extern "C" void _mlir_ciface_stepc_all_reduce_sum_f32(StepcUnrankedF32 *input,
   if (in.data() != out.data())
     std::memmove(out.data(), in.data(), static_cast<size_t>(n) * sizeof(float));
   if (!gCommunicator || gCommunicator->size() == 1) return;
-  Status s = gMode == AllReduceMode::kFast ? gCommunicator->allReduceSumFast(out.data(), n, id)
-                                           : allReduceSum(*gCommunicator, out.data(), n, id, gScratch);
+  Status s = onCollectiveThread([&] {
+    return gMode == AllReduceMode::kFast
+               ? gCommunicator->allReduceSumFast(out.data(), n, id)
+               : allReduceSum(*gCommunicator, out.data(), n, id, gScratch);
+  });
   if (!s.ok())
     gError = "all-reduce " + std::to_string(id) + " on rank " +
              std::to_string(gCommunicator->rank()) + ": " + s.message();
@@ -165,7 +193,71 @@ extern "C" void _mlir_ciface_stepc_all_gather_f32(StepcUnrankedF32 *placed,
   if (in.data() != out.data())
     std::memmove(out.data() + at, in.data() + at, static_cast<size_t>(n) * sizeof(float));
   if (ranks == 1) return;
-  if (Status s = allGather(*gCommunicator, out.data(), n, id); !s.ok())
+  if (Status s = onCollectiveThread([&] { return allGather(*gCommunicator, out.data(), n, id); });
+      !s.ok())
     gError = "all-gather " + std::to_string(id) + " on rank " +
              std::to_string(gCommunicator->rank()) + ": " + s.message();
+}
+
+// The ticket is kept in the first float of the start's result: a small integer, exact in a
+// float, and a float survives any copy the step makes of the buffer (a repeat stacking it).
+extern "C" void _mlir_ciface_stepc_all_reduce_start_f32(StepcUnrankedF32 *input,
+                                                         StepcUnrankedF32 *tickets, int64_t id) {
+  using namespace stepc::rt;
+  if (!gError.empty()) return;
+  F32View in(*input), out(*tickets);
+  if (!in.contiguous() || !out.contiguous() || in.elements() != out.elements() ||
+      in.elements() == 0) {
+    gError = "all-reduce " + std::to_string(id) + ": expected two contiguous non-empty buffers "
+             "of the same size (a compiler bug)";
+    return;
+  }
+  int64_t n = in.elements();
+  if (!gCommunicator || gCommunicator->size() == 1) {  // one rank: the sum is the input
+    if (in.data() != out.data())
+      std::memmove(out.data(), in.data(), static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  out.data()[0] = static_cast<float>(background().start(in.data(), n, id));
+}
+
+extern "C" void _mlir_ciface_stepc_all_reduce_wait_f32(StepcUnrankedF32 *tickets,
+                                                        StepcUnrankedF32 *output, int64_t id) {
+  using namespace stepc::rt;
+  if (!gError.empty()) return;
+  F32View in(*tickets), out(*output);
+  if (!in.contiguous() || !out.contiguous() || in.elements() != out.elements()) {
+    gError = "all-reduce wait " + std::to_string(id) + ": expected two contiguous buffers of "
+             "the same size (a compiler bug)";
+    return;
+  }
+  int64_t n = in.elements();
+  if (!gCommunicator || gCommunicator->size() == 1) {
+    if (in.data() != out.data())
+      std::memmove(out.data(), in.data(), static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  // The buffer is the starts' results laid end to end (a stack of them): each begins with its
+  // ticket, and the ticket says how many floats its reduction covers. Each ticket is read
+  // before its floats are written, so the output may be the tickets' buffer.
+  for (int64_t at = 0; at < n;) {
+    float t = in.data()[at];
+    int64_t ticket = static_cast<int64_t>(t);
+    int64_t size = std::isfinite(t) && static_cast<float>(ticket) == t
+                       ? gBackground ? gBackground->elements(ticket) : -1
+                       : -1;
+    if (size <= 0 || size > n - at) {
+      gError = "all-reduce wait " + std::to_string(id) + " on rank " +
+               std::to_string(gCommunicator->rank()) + ": float " + std::to_string(at) +
+               " holds no ticket of a started reduction (" + std::to_string(t) +
+               "; a compiler bug)";
+      return;
+    }
+    if (Status s = gBackground->wait(ticket, out.data() + at); !s.ok()) {
+      gError = "all-reduce " + std::to_string(id) + " on rank " +
+               std::to_string(gCommunicator->rank()) + ": " + s.message();
+      return;
+    }
+    at += size;
+  }
 }

@@ -66,6 +66,9 @@ class Communicator {
   virtual void abort(int code) = 0;
   /// Leaves the run normally (MPI_Finalize).
   virtual void finish() = 0;
+  /// Whether a second thread may make the calls above while the first does not (MPI's
+  /// MPI_THREAD_SERIALIZED): the overlapped reductions run on a thread of their own.
+  virtual bool threadSafe() const { return true; }
 };
 
 /// The ranks of this process's run: mpirun's (Open MPI sets OMPI_COMM_WORLD_SIZE) through
@@ -103,6 +106,13 @@ extern "C" int64_t stepc_micro_batch_begin(int64_t count);
 extern "C" int64_t stepc_micro_batch_end(int64_t count);
 extern "C" void _mlir_ciface_stepc_all_reduce_sum_f32(StepcUnrankedF32 *input,
                                                        StepcUnrankedF32 *output, int64_t id);
+/// The overlapped reduction (BackgroundReductions.h): the start copies `input`, queues its
+/// reduction and writes its ticket into `tickets`; the wait reads the tickets of the starts
+/// stacked in `tickets` and writes their sums into `output`. One rank: both copy.
+extern "C" void _mlir_ciface_stepc_all_reduce_start_f32(StepcUnrankedF32 *input,
+                                                         StepcUnrankedF32 *tickets, int64_t id);
+extern "C" void _mlir_ciface_stepc_all_reduce_wait_f32(StepcUnrankedF32 *tickets,
+                                                        StepcUnrankedF32 *output, int64_t id);
 /// This process's rank (0 without mpirun): where its blocks start (--shard-optimizer).
 extern "C" int64_t stepc_rank();
 extern "C" void _mlir_ciface_stepc_all_gather_f32(StepcUnrankedF32 *placed,

@@ -22,7 +22,7 @@ namespace {
 
 using Handle = void *;
 struct MpiApi {
-  int (*init)(int *, char ***);
+  int (*initThread)(int *, char ***, int, int *);
   int (*finalize)();
   int (*abort)(Handle, int);
   int (*commRank)(Handle, int *);
@@ -49,8 +49,10 @@ bool bind(void *library, const char *name, F &out) {
 
 class MpiCommunicator : public Communicator {
  public:
-  MpiCommunicator(const MpiApi &api, int rank, int size, std::string version)
-      : api_(api), rank_(rank), size_(size), version_(std::move(version)) {}
+  MpiCommunicator(const MpiApi &api, int rank, int size, std::string version, bool threadSafe)
+      : api_(api), rank_(rank), size_(size), version_(std::move(version)),
+        threadSafe_(threadSafe) {}
+  bool threadSafe() const override { return threadSafe_; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string launcher() const override { return version_; }
@@ -103,6 +105,7 @@ class MpiCommunicator : public Communicator {
   MpiApi api_;
   int rank_, size_;
   std::string version_;
+  bool threadSafe_;
 };
 
 }  // namespace
@@ -125,7 +128,7 @@ Status openCommunicator(std::unique_ptr<Communicator> &out) {
                          world + ") but " + path + " cannot be loaded: " + dlerror() +
                          " (install Open MPI: Debian's openmpi-bin)");
   MpiApi api{};
-  bool ok = bind(library, "MPI_Init", api.init) && bind(library, "MPI_Finalize", api.finalize) &&
+  bool ok = bind(library, "MPI_Init_thread", api.initThread) && bind(library, "MPI_Finalize", api.finalize) &&
             bind(library, "MPI_Abort", api.abort) &&
             bind(library, "MPI_Comm_rank", api.commRank) &&
             bind(library, "MPI_Comm_size", api.commSize) && bind(library, "MPI_Send", api.send) &&
@@ -142,8 +145,12 @@ Status openCommunicator(std::unique_ptr<Communicator> &out) {
   if (!ok || !api.commWorld || !api.byte || !api.float32 || !api.int64 || !api.sum || !api.max)
     return Status::error(std::string(path) + " lacks the MPI functions or Open MPI's handles "
                          "(ompi_mpi_comm_world, ompi_mpi_byte, ...): not Open MPI's libmpi");
-  if (int rc = api.init(nullptr, nullptr))
-    return Status::error("MPI_Init failed with error " + std::to_string(rc));
+  // MPI_THREAD_SERIALIZED (2 in every MPI): the overlapped reductions call MPI from a thread
+  // of their own, never at the same time as the main thread.
+  constexpr int kThreadSerialized = 2;
+  int provided = 0;
+  if (int rc = api.initThread(nullptr, nullptr, kThreadSerialized, &provided))
+    return Status::error("MPI_Init_thread failed with error " + std::to_string(rc));
   int rank = 0, size = 1;
   api.commRank(api.commWorld, &rank);
   api.commSize(api.commWorld, &size);
@@ -152,7 +159,7 @@ Status openCommunicator(std::unique_ptr<Communicator> &out) {
   api.getLibraryVersion(version, &length);
   std::string name(version, static_cast<size_t>(std::max(length, 0)));
   name = name.substr(0, name.find_first_of(",\n"));  // "Open MPI v4.1.4"
-  out = std::make_unique<MpiCommunicator>(api, rank, size, name);
+  out = std::make_unique<MpiCommunicator>(api, rank, size, name, provided >= kThreadSerialized);
   return {};
 }
 

@@ -2,6 +2,8 @@
 // RUN: %stepc-opt %s '--step-build-train-step=data-parallel=true micro-batches=4' | %stepc-opt -o /dev/null
 // RUN: %stepc-opt %s '--step-build-train-step=data-parallel=true micro-batches=4' | %stepc-opt --step-lower-to-linalg | FileCheck %s --check-prefix=LOOP
 // RUN: %stepc-opt %s '--step-build-train-step=data-parallel=true' | FileCheck %s --check-prefix=ONE
+// RUN: %stepc-opt %s '--step-build-train-step=data-parallel=true overlap-reductions=true micro-batches=4' | FileCheck %s --check-prefix=PEEL
+// RUN: %stepc-opt %s '--step-build-train-step=data-parallel=true overlap-reductions=true micro-batches=4' | %stepc-opt --step-lower-to-linalg | FileCheck %s --check-prefix=PEELLOOP
 
 // Tests --data-parallel's train step. The 4 micro-batches are summed in a binary tree (a
 // binary counter): accumulators from -0, the table of merges per micro-batch (its trailing
@@ -43,6 +45,33 @@
 // ONE: attributes {step.data_parallel = 1 : i64}
 // ONE-NOT: step.repeat
 // ONE: step.all_reduce
+// Overlapped reductions (the CPU's choice): the rank's last micro-batch (step.last_micro_batch)
+// runs after a loop over the first 3 (marked step.rank_split_peeled), and closes every pending
+// level of the tree, earlier ones on the left; each sum is then a start and a wait.
+// PEEL: %[[LAST:.+]] = step.last_micro_batch %[[X:.+]] : tensor<4x2x3xf32> -> tensor<2x3xf32>
+// PEEL-NEXT: %[[FIRST:.+]] = step.slice %[[X]] {limit = [3, 2, 3], start = [0, 0, 0]} : tensor<4x2x3xf32> -> tensor<3x2x3xf32>
+// PEEL: %[[SUMS:.+]]:6 = step.repeat "micro_batch" 3 ({{.*}}) over (%{{.+}} = %[[FIRST]] : tensor<3x2x3xf32>, {{.*}}) attributes {step.rank_split, step.rank_split_peeled}
+// The start follows the gradient at once (with the fold); the wait stays where the sum is used.
+// PEEL: %[[DW:.+]] = step.matmul %[[LAST]], %{{.+}} {transpose_lhs}
+// PEEL-NEXT: %[[F0:.+]] = step.add %[[SUMS]]#3, %[[DW]] : tensor<3x2xf32>
+// PEEL-NEXT: %[[F1:.+]] = step.add %[[SUMS]]#5, %[[F0]] : tensor<3x2xf32>
+// PEEL-NEXT: %[[T:.+]] = step.all_reduce_start %[[F1]] : tensor<3x2xf32> -> tensor<3x2xf32>
+// PEEL: %[[RW:.+]] = step.all_reduce_wait %[[T]] : tensor<3x2xf32> -> tensor<3x2xf32>
+// PEEL: step.mul %[[RW]], %{{.+}} : tensor<3x2xf32>, tensor<f32> -> tensor<3x2xf32>
+
+// Lowered: the loop stops one short of the rank's block, and the last micro-batch is the slice
+// at the block's end - 1.
+// PEELLOOP: %[[E:.+]] = call @stepc_micro_batch_end(%{{.+}}) : (i64) -> i64
+// PEELLOOP: %[[LASTI:.+]] = arith.subi %[[E]], %{{.+}} : i64
+// PEELLOOP: %[[AT:.+]] = arith.index_cast %[[LASTI]] : i64 to index
+// PEELLOOP: tensor.extract_slice %{{.+}}[%[[AT]], 0, 0] [1, 2, 3] [1, 1, 1] : tensor<4x2x3xf32> to tensor<2x3xf32>
+// PEELLOOP: call @stepc_micro_batch_begin(%{{.+}}) : (i64) -> i64
+// PEELLOOP: call @stepc_micro_batch_end(%{{.+}}) : (i64) -> i64
+// PEELLOOP-NEXT: %[[HI:.+]] = arith.index_cast %{{.+}} : i64 to index
+// PEELLOOP-NEXT: %[[HI1:.+]] = arith.subi %[[HI]], %{{.+}} : index
+// PEELLOOP: scf.for %{{.+}} = %{{.+}} to %[[HI1]]
+// PEELLOOP: linalg.copy {step.collective = "all_reduce_start"}
+// PEELLOOP: linalg.copy {step.collective = "all_reduce_wait"}
 step.model @dp_linear {
   %x, %y = step.input "data" [8, 3] f32 = classification(classes = 2)
   %w = step.param "w" [3, 2] f32 = normal(std = 0.1)

@@ -155,3 +155,35 @@ func.func @train_step(%w: tensor<4x3xf32> {step.name = "w", step.role = "param"}
   %new = step.sub %w, %step : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
   return %new, %buf, %norm : tensor<4x3xf32>, tensor<4x3xf32>, tensor<f32>
 }
+
+// -----
+
+// Tests a data-parallel step's overlapped reduction: the fold of the rank's earlier
+// micro-batches' sum (%level, from before the repeat) into the last micro-batch's gradient
+// and the reduction's start move into the backward, so each layer's reduction starts as soon
+// as its gradient exists; the starts' tickets come out stacked (step.stack_over -1) for the
+// wait after the repeat, and the update, which needs the sum over the ranks, stays after it.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[LEVEL:[^:]+]]: tensor<4x3xf32>)
+// CHECK: %[[R:.+]]:2 = step.repeat "cell_grad" 4 ({{.*}}) over (%{{.+}} = %{{.+}} : tensor<4x3xf32>, %[[LI:[^ ]+]] = %[[LEVEL]] : tensor<4x3xf32>) reverse attributes {step.stack_over = array<i64: -1>}
+// CHECK: %[[G:.+]] = step.mul
+// CHECK-NEXT: %[[F:.+]] = step.add %[[LI]], %[[G]] : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+// CHECK-NEXT: %[[T:.+]] = step.all_reduce_start %[[F]] : tensor<3xf32> -> tensor<3xf32>
+// CHECK-NEXT: step.yield %{{.+}}, %[[T]] : tensor<3xf32>, tensor<3xf32>
+// CHECK: %[[SUM:.+]] = step.all_reduce_wait %[[R]]#1 : tensor<4x3xf32> -> tensor<4x3xf32>
+// CHECK: step.sub %{{.+}}, %{{.+}} : tensor<4x3xf32>
+func.func @train_step(%w: tensor<4x3xf32> {step.name = "w", step.role = "param"},
+                      %dy: tensor<3xf32>, %level: tensor<4x3xf32>)
+    -> (tensor<4x3xf32> {step.name = "w", step.role = "param"}) {
+  %r:2 = step.repeat "cell_grad" 4 (%dh = %dy : tensor<3xf32>) over (%wi = %w : tensor<4x3xf32>) reverse {
+    %g = step.mul %dh, %wi : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+    step.yield %g, %g : tensor<3xf32>, tensor<3xf32>
+  }
+  %f = step.add %level, %r#1 : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  %t = step.all_reduce_start %f : tensor<4x3xf32> -> tensor<4x3xf32>
+  %sum = step.all_reduce_wait %t : tensor<4x3xf32> -> tensor<4x3xf32>
+  %lr = step.constant {value = dense<1.000000e-01> : tensor<f32>}
+  %step = step.mul %sum, %lr : tensor<4x3xf32>, tensor<f32> -> tensor<4x3xf32>
+  %new = step.sub %w, %step : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  return %new : tensor<4x3xf32>
+}

@@ -111,3 +111,35 @@ func.func @gather(%placed: memref<8x3xf32>, %w: memref<8x3xf32>, %s: memref<f32>
   linalg.copy {step.collective = "all_gather"} ins(%placed : memref<8x3xf32>) outs(%w : memref<8x3xf32>)
   return
 }
+
+// -----
+
+// The overlapped reduction: a start in a layer loop (its input and its tickets one buffer, as
+// bufferization leaves a copy that may run in place: still a call, never dropped) and the
+// wait on the stacked tickets after it. The start counts once per layer in the bytes; the
+// wait counts nothing (lit checks the description in the executable tests).
+// CHECK-LABEL: func.func @overlapped
+// CHECK: scf.for
+// CHECK: %[[SLICE:.+]] = memref.subview
+// CHECK: %[[A:.+]] = memref.cast %[[SLICE]] : memref<3xf32, strided<[1], offset: ?>> to memref<*xf32>
+// CHECK: %[[B:.+]] = memref.cast %[[SLICE]] : memref<3xf32, strided<[1], offset: ?>> to memref<*xf32>
+// CHECK: %[[ID:.+]] = arith.constant 0 : i64
+// CHECK: call @stepc_all_reduce_start_f32(%[[A]], %[[B]], %[[ID]])
+// CHECK: }
+// CHECK: %[[T:.+]] = memref.cast %[[STACK:.+]] : memref<4x3xf32> to memref<*xf32>
+// CHECK: %[[O:.+]] = memref.cast %[[OUT:.+]] : memref<4x3xf32> to memref<*xf32>
+// CHECK: call @stepc_all_reduce_wait_f32(%[[T]], %[[O]], %{{.+}})
+// CHECK-NOT: linalg.copy
+// CHECK: func.func private @stepc_all_reduce_start_f32(memref<*xf32>, memref<*xf32>, i64) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @stepc_all_reduce_wait_f32(memref<*xf32>, memref<*xf32>, i64) attributes {llvm.emit_c_interface}
+func.func @overlapped(%stack: memref<4x3xf32>, %out: memref<4x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %slice = memref.subview %stack[%i, 0] [1, 3] [1, 1] : memref<4x3xf32> to memref<3xf32, strided<[1], offset: ?>>
+    linalg.copy {step.collective = "all_reduce_start"} ins(%slice : memref<3xf32, strided<[1], offset: ?>>) outs(%slice : memref<3xf32, strided<[1], offset: ?>>)
+  }
+  linalg.copy {step.collective = "all_reduce_wait"} ins(%stack : memref<4x3xf32>) outs(%out : memref<4x3xf32>)
+  return
+}

@@ -1,5 +1,5 @@
-// Errors of --shard-optimizer's ops (rank_shard, all_gather): each case checks which error is
-// reported and where.
+// Errors of the data-parallel ops (rank_shard, all_gather, last_micro_batch,
+// all_reduce_start): each case checks which error is reported and where.
 //
 // RUN: %stepc-opt %s -split-input-file -verify-diagnostics
 
@@ -35,5 +35,23 @@ func.func @gather_wrong_type(%x: tensor<2x3xf32>) {
   // expected-error @+2 {{inferred type(s) 'tensor<4x3xf32>' are incompatible with return type(s) of operation 'tensor<2x3xf32>'}}
   // expected-error @+1 {{failed to infer returned types}}
   %g = step.all_gather %x {parts = 2} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// Tests that last_micro_batch refuses a scalar (it has no micro-batch axis).
+func.func @last_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{expected a first axis of micro-batches, found shape []}}
+  %b = step.last_micro_batch %x : tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that the reduction's start takes f32 only, as step.all_reduce does.
+func.func @start_int(%x: tensor<4xi32>) {
+  // expected-error @+1 {{must be tensor of 32-bit float values}}
+  %b = step.all_reduce_start %x : tensor<4xi32>
   return
 }

@@ -1047,3 +1047,19 @@ func.func @shard_ops(%w: tensor<8x3xf32>) -> tensor<8x3xf32> {
   %g = step.all_gather %b {parts = 2} : tensor<4x3xf32> -> tensor<8x3xf32>
   return %g : tensor<8x3xf32>
 }
+
+// -----
+
+// The overlapped reduction's halves, and the rank's last micro-batch.
+// CHECK-LABEL: func.func @overlap_ops
+// CHECK: %[[L:.+]] = step.last_micro_batch %{{.+}} : tensor<4x2x3xf32> -> tensor<2x3xf32>
+// CHECK: %[[T:.+]] = step.all_reduce_start %[[L]] : tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK: step.all_reduce_wait %[[T]] : tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK: step.last_micro_batch %{{.+}} : tensor<4xi64> -> tensor<i64>
+func.func @overlap_ops(%x: tensor<4x2x3xf32>, %i: tensor<4xi64>) -> (tensor<2x3xf32>, tensor<i64>) {
+  %l = step.last_micro_batch %x : tensor<4x2x3xf32> -> tensor<2x3xf32>
+  %t = step.all_reduce_start %l : tensor<2x3xf32> -> tensor<2x3xf32>
+  %s = step.all_reduce_wait %t : tensor<2x3xf32> -> tensor<2x3xf32>
+  %j = step.last_micro_batch %i : tensor<4xi64> -> tensor<i64>
+  return %s, %j : tensor<2x3xf32>, tensor<i64>
+}

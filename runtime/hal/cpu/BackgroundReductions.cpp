@@ -1,0 +1,121 @@
+//===- BackgroundReductions.cpp - all-reduces on a thread of their own -----===//
+#include "runtime/hal/cpu/BackgroundReductions.h"
+
+#include <cstring>
+#include <string>
+
+#include "runtime/hal/cpu/Collectives.h"
+
+namespace stepc::rt {
+
+BackgroundReductions::BackgroundReductions(Communicator &ranks, AllReduceMode mode, bool threaded)
+    : ranks_(ranks), mode_(mode) {
+  if (threaded) thread_ = std::thread([this] { serve(); });
+}
+
+BackgroundReductions::~BackgroundReductions() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void BackgroundReductions::serve() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing left to do
+    std::function<void()> work = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    work();
+    lock.lock();
+    changed_.notify_all();
+  }
+}
+
+Status BackgroundReductions::reduce(Reduction &r) {
+  // After a failure the ranks are out of step: no further messages (the step fails with the
+  // first error, and the run ends).
+  if (!failed_.ok()) return failed_;
+  Status s = mode_ == AllReduceMode::kFast
+                 ? ranks_.allReduceSumFast(r.data.data(), static_cast<int64_t>(r.data.size()), r.id)
+                 : allReduceSum(ranks_, r.data.data(), static_cast<int64_t>(r.data.size()), r.id,
+                                scratch_);
+  if (!s.ok()) failed_ = s;
+  return s;
+}
+
+int64_t BackgroundReductions::start(const float *data, int64_t n, int64_t id) {
+  Reduction *r;
+  int64_t ticket;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (issued_ == waited_) issued_ = waited_ = 0;  // a new step: tickets from 0 again
+    ticket = issued_++;
+    if (static_cast<size_t>(ticket) == reductions_.size())
+      reductions_.push_back(std::make_unique<Reduction>());
+    r = reductions_[static_cast<size_t>(ticket)].get();
+    // The buffer is reused only after its last reduction was waited for (the counter
+    // restarts then), so nothing reads it now.
+    r->data.assign(data, data + n);
+    r->id = id;
+    r->done = r->waited = false;
+    r->status = Status();
+    if (thread_.joinable()) {
+      queue_.push_back([this, r] {
+        Status s = reduce(*r);
+        std::lock_guard<std::mutex> inner(mutex_);
+        r->status = s;
+        r->done = true;
+      });
+      changed_.notify_all();
+      return ticket;
+    }
+  }
+  r->status = reduce(*r);  // no thread: reduce now
+  r->done = true;
+  return ticket;
+}
+
+int64_t BackgroundReductions::elements(int64_t ticket) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (ticket < 0 || ticket >= issued_) return -1;
+  return static_cast<int64_t>(reductions_[static_cast<size_t>(ticket)]->data.size());
+}
+
+Status BackgroundReductions::wait(int64_t ticket, float *out) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (ticket < 0 || ticket >= issued_)
+    return Status::error("no reduction was started with ticket " + std::to_string(ticket));
+  Reduction &r = *reductions_[static_cast<size_t>(ticket)];
+  changed_.wait(lock, [&] { return r.done; });
+  if (!r.status.ok()) return r.status;
+  std::memcpy(out, r.data.data(), r.data.size() * sizeof(float));
+  if (!r.waited) {
+    r.waited = true;
+    ++waited_;
+  }
+  return {};
+}
+
+Status BackgroundReductions::run(const std::function<Status()> &work) {
+  if (!thread_.joinable()) return work();
+  Status result;
+  bool done = false;
+  std::unique_lock<std::mutex> lock(mutex_);
+  queue_.push_back([&] {
+    Status s = failed_.ok() ? work() : failed_;
+    if (!s.ok() && failed_.ok()) failed_ = s;
+    std::lock_guard<std::mutex> inner(mutex_);
+    result = s;
+    done = true;
+  });
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return done; });
+  return result;
+}
+
+}  // namespace stepc::rt

@@ -1,0 +1,82 @@
+//===- BackgroundReductions.h - all-reduces that overlap the backward -*- C++ -*-===//
+//
+// The data-parallel step issues each layer's gradient reduction as soon as the backward has
+// the layer's gradient (stepc_all_reduce_start_f32) and waits for them all before the
+// optimizer (stepc_all_reduce_wait_f32; compiler/Codegen/Common/CollectivesToRuntime.cpp).
+// The reductions run here, on one thread of their own, in the order they were started: every
+// rank starts the same reductions in the same order (one program), so the ranks' messages
+// pair up as they do for the synchronous call, and each is the same fixed tree
+// (Collectives.h): the bits do not change, only when the work happens.
+//
+// A start copies its input (the step may reuse the buffer at once) and returns a ticket; the
+// step keeps the ticket in the start's result buffer, which a repeat stacks like any
+// per-layer value, and the wait reads the tickets back out of it. Tickets count from 0 in
+// each step (the counter restarts once every started reduction has been waited for), so the
+// copies' buffers are allocated in the first step and reused.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_RUNTIME_HAL_CPU_BACKGROUNDREDUCTIONS_H
+#define STEPC_RUNTIME_HAL_CPU_BACKGROUNDREDUCTIONS_H
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtime/base/Status.h"
+
+namespace stepc::rt {
+
+class Communicator;
+enum class AllReduceMode;
+
+class BackgroundReductions {
+ public:
+  /// Reduces over `ranks` (which must outlive this) in `mode`. With `threaded` false (an MPI
+  /// library that cannot be called from a second thread) each start reduces before it
+  /// returns: the same bits, nothing overlapped.
+  BackgroundReductions(Communicator &ranks, AllReduceMode mode, bool threaded);
+  /// Waits for the reductions in flight and ends the thread.
+  ~BackgroundReductions();
+
+  /// Queues the sum over the ranks of `n` floats copied from `data`; `id` numbers the
+  /// reduction in the step (the ranks check they agree). Returns the ticket.
+  int64_t start(const float *data, int64_t n, int64_t id);
+  /// The floats a ticket's reduction covers, or -1 for a ticket that was not started.
+  int64_t elements(int64_t ticket);
+  /// Waits for `ticket`'s reduction and copies its sum into `out` (elements(ticket) floats).
+  Status wait(int64_t ticket, float *out);
+  /// Runs `work` (another collective) on the reductions' thread after those queued before
+  /// it, and returns its status: one thread talks to the ranks while a step runs.
+  Status run(const std::function<Status()> &work);
+
+ private:
+  struct Reduction {
+    std::vector<float> data;
+    int64_t id = 0;
+    bool done = false, waited = false;
+    Status status;
+  };
+  void serve();
+  Status reduce(Reduction &r);
+
+  Communicator &ranks_;
+  AllReduceMode mode_;
+  std::vector<float> scratch_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::unique_ptr<Reduction>> reductions_;  // by ticket; reused step to step
+  int64_t issued_ = 0, waited_ = 0;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  Status failed_;  // the first failure: later reductions are not attempted
+  std::thread thread_;
+};
+
+}  // namespace stepc::rt
+
+#endif  // STEPC_RUNTIME_HAL_CPU_BACKGROUNDREDUCTIONS_H
