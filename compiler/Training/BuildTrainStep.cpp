@@ -278,6 +278,23 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
       stepCounter =
           gs.add(gs.mul(stepCounter, gs.scalar(static_cast<double>(k), b.getI64Type())), index);
     }
+    // It runs in a repeat of its own, one iteration (from the runtime's bounds: the lowering
+    // cannot inline it), so that its buffers live in a loop body as the loop's do: at the top
+    // level CSE would share them with a later pass's loop (SAM's second), and one-shot
+    // bufferization would keep them live in between. The body reduces its sums (start and
+    // wait) and yields them; the carried inits (the loop's running subtree) go unread.
+    llvm::SmallVector<Value> lastInits;
+    llvm::SmallVector<mlir::Type> lastTypes;
+    for (size_t j = 0; j < width; ++j) {
+      lastInits.push_back(repeat.getResult(j));
+      lastTypes.push_back(repeat.getResult(j).getType());
+    }
+    auto lastRepeat = b.create<step::RepeatOp>(loc, lastTypes, b.getStringAttr("micro_batch_last"),
+                                               b.getI64IntegerAttr(1), lastInits,
+                                               mlir::ValueRange{}, nullptr, nullptr);
+    lastRepeat->setAttr("step.rank_split_last", b.getI64IntegerAttr(k));
+    mlir::Block *lastBody = b.createBlock(&lastRepeat.getBody());
+    for (Value v : lastInits) lastBody->addArgument(v.getType(), loc);
     auto last = singlePass(params, peeled);
     stepCounter = outerStep;
     if (failed(last)) return mlir::failure();
@@ -288,11 +305,19 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     for (int64_t l = 0; l < levels; ++l)
       for (size_t j = 0; j < width; ++j)
         mine[j] = gp.add(repeat.getResult((l + 1) * width + j), mine[j]);
+    auto [reducedLoss, reduced] =
+        allReduce(gp, mine[0], llvm::ArrayRef<Value>(mine).drop_front(), true);
+    llvm::SmallVector<Value> yielded{reducedLoss};
+    yielded.append(reduced.begin(), reduced.end());
+    b.create<step::YieldOp>(loc, yielded);
+    b.setInsertionPointAfter(lastRepeat);
     if (gp.failed()) return mlir::failure();
-    loss = mine[0];
-    sums.assign(mine.begin() + 1, mine.end());
+    loss = lastRepeat.getResult(0);
+    sums.clear();
+    for (size_t i = 0; i < params.size(); ++i) sums.push_back(lastRepeat.getResult(i + 1));
+  } else if (dataParallel) {
+    std::tie(loss, sums) = allReduce(g, loss, sums, false);
   }
-  if (dataParallel) std::tie(loss, sums) = allReduce(g, loss, sums, overlapReductions);
   double inv = 1.0 / static_cast<double>(k);
   llvm::SmallVector<Value> grads;
   for (Value s : sums) grads.push_back(g.scale(s, inv));

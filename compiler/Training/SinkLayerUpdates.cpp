@@ -547,6 +547,18 @@ struct SinkLayerUpdatesPass : impl::SinkLayerUpdatesBase<SinkLayerUpdatesPass> {
         step::RepeatOp outer = Sinker(repeat, updated, dominance).run();
         if (outer) sinkIntoInner(fn, outer);
       }
+      // A data-parallel step's last micro-batch runs in a one-iteration repeat of its own
+      // (BuildTrainStep): its backward's reduction starts move into the backward as above;
+      // nothing in there updates an argument.
+      for (step::RepeatOp last : llvm::to_vector(fn.getBody().front().getOps<step::RepeatOp>())) {
+        if (!last->hasAttr("step.rank_split_last")) continue;
+        mlir::Block &body = last.getBody().front();
+        llvm::SmallVector<int> none(body.getTerminator()->getNumOperands(), -1);
+        for (step::RepeatOp inner : llvm::to_vector(body.getOps<step::RepeatOp>())) {
+          mlir::DominanceInfo dominance(fn);
+          Sinker(inner, none, dominance).run();
+        }
+      }
     }
   }
 };

@@ -151,10 +151,20 @@ class PlanPrinter {
                      mlir::matchPattern(loop.getUpperBound(), mlir::m_ConstantInt(&hi));
         auto begin = loop.getLowerBound().getDefiningOp<mlir::arith::IndexCastOp>();
         auto split = begin ? begin.getIn().getDefiningOp<mlir::func::CallOp>() : nullptr;
+        // The rank's last micro-batch in a loop of its own: [end - 1, end).
+        auto sub = loop.getLowerBound().getDefiningOp<mlir::arith::SubIOp>();
+        auto endCast = sub ? sub.getLhs().getDefiningOp<mlir::arith::IndexCastOp>() : nullptr;
+        auto end = endCast ? endCast.getIn().getDefiningOp<mlir::func::CallOp>() : nullptr;
+        bool lastOne = end && end.getCallee() == "stepc_micro_batch_end" &&
+                       sub.getLhs() == loop.getUpperBound();
         if (split && split.getCallee() == "stepc_micro_batch_begin" &&
             mlir::matchPattern(split.getOperand(0), mlir::m_ConstantInt(&hi)))
-          os_ << indent << "loop " << hi.getSExtValue()
-              << " micro-batches, this rank's block of them (data-parallel)\n";
+          os_ << indent << "loop " << hi.getSExtValue() << " micro-batches, this rank's block of them"
+              << (loop.getUpperBound().getDefiningOp<mlir::arith::SubIOp>() ? " but its last" : "")
+              << " (data-parallel)\n";
+        else if (lastOne && mlir::matchPattern(end.getOperand(0), mlir::m_ConstantInt(&hi)))
+          os_ << indent << "loop 1: this rank's last micro-batch of " << hi.getSExtValue()
+              << " (data-parallel; its backward starts the reductions)\n";
         else
           os_ << indent << "loop "
               << (known ? std::to_string((hi - lo).getSExtValue()) : std::string("?"))

@@ -211,6 +211,18 @@ struct RepeatLowering : mlir::OpRewritePattern<step::RepeatOp> {
       upper = bound("stepc_micro_batch_end");
       if (peeled) upper = rw.create<mlir::arith::SubIOp>(loc, upper, one);
     }
+    // step.rank_split_last = K: the one iteration of the rank's last micro-batch of K, with
+    // the runtime's bounds [end - 1, end) (its body reads that micro-batch's slices itself,
+    // step.last_micro_batch). Bounds the compiler cannot fold keep the loop, and with it
+    // the body's buffers inside a loop body (BuildTrainStep.cpp says why).
+    if (auto k = op->getAttrOfType<mlir::IntegerAttr>("step.rank_split_last")) {
+      if (count != 1 || op.getReverse() || !op.getStackedResults().empty())
+        return mlir::failure();
+      Value n = rw.create<mlir::arith::ConstantIntOp>(loc, k.getInt(), 64);
+      Value end = callRuntimeI64(rw, op, "stepc_micro_batch_end", mlir::ValueRange{n});
+      upper = rw.create<mlir::arith::IndexCastOp>(loc, rw.getIndexType(), end);
+      lower = rw.create<mlir::arith::SubIOp>(loc, upper, one);
+    }
     Value last = rw.create<mlir::arith::ConstantIndexOp>(loc, count - 1);
     bool reverse = op.getReverse();
     llvm::SmallVector<Value> xs(op.getXs().begin(), op.getXs().end());

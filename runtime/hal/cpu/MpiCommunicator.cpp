@@ -11,9 +11,11 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "runtime/hal/cpu/Collectives.h"
 
@@ -27,11 +29,12 @@ struct MpiApi {
   int (*abort)(Handle, int);
   int (*commRank)(Handle, int *);
   int (*commSize)(Handle, int *);
-  int (*send)(const void *, int, Handle, int, int, Handle);
-  int (*recv)(void *, int, Handle, int, int, Handle, void *);
   int (*getLibraryVersion)(char *, int *);
   int (*errorString)(int, char *, int *);
   int (*allreduce)(const void *, void *, int, Handle, Handle, Handle);
+  int (*isend)(const void *, int, Handle, int, int, Handle, Handle *);
+  int (*irecv)(void *, int, Handle, int, int, Handle, Handle *);
+  int (*test)(Handle *, int *, void *);
   Handle commWorld, byte, float32, int64, sum, max;
 };
 
@@ -57,18 +60,30 @@ class MpiCommunicator : public Communicator {
   int size() const override { return size_; }
   std::string launcher() const override { return version_; }
 
+  // Sends and receives are nonblocking requests polled with short sleeps rather than MPI's
+  // blocking calls, which spin: on a machine with no core to spare (2 ranks on 2 cores), the
+  // reductions' thread spinning while it waits for a peer takes its own rank's core from the
+  // backward it is meant to overlap.
   Status send(const void *data, size_t bytes, int peer) override {
-    for (size_t at = 0; at < bytes; at += kPiece)
-      if (int rc = api_.send(static_cast<const char *>(data) + at, piece(bytes, at), api_.byte,
-                             peer, kTag, api_.commWorld))
-        return failure("MPI_Send to rank " + std::to_string(peer), rc);
+    for (size_t at = 0; at < bytes; at += kPiece) {
+      Handle request = nullptr;
+      if (int rc = api_.isend(static_cast<const char *>(data) + at, piece(bytes, at), api_.byte,
+                              peer, kTag, api_.commWorld, &request))
+        return failure("MPI_Isend to rank " + std::to_string(peer), rc);
+      if (Status s = complete(request, "MPI_Send to rank " + std::to_string(peer)); !s.ok())
+        return s;
+    }
     return {};
   }
   Status receive(void *data, size_t bytes, int peer) override {
-    for (size_t at = 0; at < bytes; at += kPiece)
-      if (int rc = api_.recv(static_cast<char *>(data) + at, piece(bytes, at), api_.byte, peer,
-                             kTag, api_.commWorld, nullptr))  // MPI_STATUS_IGNORE
-        return failure("MPI_Recv from rank " + std::to_string(peer), rc);
+    for (size_t at = 0; at < bytes; at += kPiece) {
+      Handle request = nullptr;
+      if (int rc = api_.irecv(static_cast<char *>(data) + at, piece(bytes, at), api_.byte, peer,
+                              kTag, api_.commWorld, &request))
+        return failure("MPI_Irecv from rank " + std::to_string(peer), rc);
+      if (Status s = complete(request, "MPI_Recv from rank " + std::to_string(peer)); !s.ok())
+        return s;
+    }
     return {};
   }
   Status allReduceSumFast(float *data, int64_t n, int64_t id) override {
@@ -92,6 +107,22 @@ class MpiCommunicator : public Communicator {
     return {};
   }
   void abort(int code) override { api_.abort(api_.commWorld, code); }
+
+  // Polls `request` (MPI_Test drives Open MPI's progress), sleeping between tests once a few
+  // quick ones found it pending, longer the longer it stays pending (up to 200 us: a peer
+  // still in its backward is milliseconds away, and each wake-up costs the cores time).
+  Status complete(Handle &request, const std::string &what) {
+    int sleepUs = 10;
+    for (int polls = 0;; ++polls) {
+      int done = 0;
+      if (int rc = api_.test(&request, &done, nullptr))  // MPI_STATUS_IGNORE
+        return failure(what, rc);
+      if (done) return {};
+      if (polls < 64) continue;
+      std::this_thread::sleep_for(std::chrono::microseconds(sleepUs));
+      sleepUs = std::min(2 * sleepUs, 200);
+    }
+  }
   void finish() override { api_.finalize(); }
 
  private:
@@ -131,11 +162,12 @@ Status openCommunicator(std::unique_ptr<Communicator> &out) {
   bool ok = bind(library, "MPI_Init_thread", api.initThread) && bind(library, "MPI_Finalize", api.finalize) &&
             bind(library, "MPI_Abort", api.abort) &&
             bind(library, "MPI_Comm_rank", api.commRank) &&
-            bind(library, "MPI_Comm_size", api.commSize) && bind(library, "MPI_Send", api.send) &&
-            bind(library, "MPI_Recv", api.recv) &&
+            bind(library, "MPI_Comm_size", api.commSize) &&
             bind(library, "MPI_Get_library_version", api.getLibraryVersion) &&
             bind(library, "MPI_Error_string", api.errorString) &&
-            bind(library, "MPI_Allreduce", api.allreduce);
+            bind(library, "MPI_Allreduce", api.allreduce) &&
+            bind(library, "MPI_Isend", api.isend) && bind(library, "MPI_Irecv", api.irecv) &&
+            bind(library, "MPI_Test", api.test);
   api.commWorld = dlsym(library, "ompi_mpi_comm_world");
   api.byte = dlsym(library, "ompi_mpi_byte");
   api.float32 = dlsym(library, "ompi_mpi_float");

@@ -46,21 +46,23 @@
 // ONE-NOT: step.repeat
 // ONE: step.all_reduce
 // Overlapped reductions (the CPU's choice): the rank's last micro-batch (step.last_micro_batch)
-// runs after a loop over the first 3 (marked step.rank_split_peeled), and closes every pending
-// level of the tree, earlier ones on the left; each sum is then a start and a wait.
+// runs after a loop over the first 3 (marked step.rank_split_peeled), in a one-iteration repeat
+// of its own (step.rank_split_last = 4), which closes every pending level of the tree, earlier
+// ones on the left, starts each reduction as soon as its sum exists and waits for them.
 // PEEL: %[[LAST:.+]] = step.last_micro_batch %[[X:.+]] : tensor<4x2x3xf32> -> tensor<2x3xf32>
 // PEEL-NEXT: %[[FIRST:.+]] = step.slice %[[X]] {limit = [3, 2, 3], start = [0, 0, 0]} : tensor<4x2x3xf32> -> tensor<3x2x3xf32>
 // PEEL: %[[SUMS:.+]]:6 = step.repeat "micro_batch" 3 ({{.*}}) over (%{{.+}} = %[[FIRST]] : tensor<3x2x3xf32>, {{.*}}) attributes {step.rank_split, step.rank_split_peeled}
-// The start follows the gradient at once (with the fold); the wait stays where the sum is used.
+// PEEL: %[[R:.+]]:2 = step.repeat "micro_batch_last" 1 (%{{.+}} = %[[SUMS]]#0 : tensor<f32>, %{{.+}} = %[[SUMS]]#1 : tensor<3x2xf32>) attributes {step.rank_split_last = 4 : i64}
 // PEEL: %[[DW:.+]] = step.matmul %[[LAST]], %{{.+}} {transpose_lhs}
 // PEEL-NEXT: %[[F0:.+]] = step.add %[[SUMS]]#3, %[[DW]] : tensor<3x2xf32>
 // PEEL-NEXT: %[[F1:.+]] = step.add %[[SUMS]]#5, %[[F0]] : tensor<3x2xf32>
 // PEEL-NEXT: %[[T:.+]] = step.all_reduce_start %[[F1]] : tensor<3x2xf32> -> tensor<3x2xf32>
 // PEEL: %[[RW:.+]] = step.all_reduce_wait %[[T]] : tensor<3x2xf32> -> tensor<3x2xf32>
-// PEEL: step.mul %[[RW]], %{{.+}} : tensor<3x2xf32>, tensor<f32> -> tensor<3x2xf32>
+// PEEL-NEXT: step.yield %{{.+}}, %[[RW]] : tensor<f32>, tensor<3x2xf32>
+// PEEL: step.mul %[[R]]#1, %{{.+}} : tensor<3x2xf32>, tensor<f32> -> tensor<3x2xf32>
 
-// Lowered: the loop stops one short of the rank's block, and the last micro-batch is the slice
-// at the block's end - 1.
+// Lowered: the first loop stops one short of the rank's block; the last micro-batch is the
+// slice at the block's end - 1, in a loop over [end - 1, end).
 // PEELLOOP: %[[E:.+]] = call @stepc_micro_batch_end(%{{.+}}) : (i64) -> i64
 // PEELLOOP: %[[LASTI:.+]] = arith.subi %[[E]], %{{.+}} : i64
 // PEELLOOP: %[[AT:.+]] = arith.index_cast %[[LASTI]] : i64 to index
@@ -70,6 +72,10 @@
 // PEELLOOP-NEXT: %[[HI:.+]] = arith.index_cast %{{.+}} : i64 to index
 // PEELLOOP-NEXT: %[[HI1:.+]] = arith.subi %[[HI]], %{{.+}} : index
 // PEELLOOP: scf.for %{{.+}} = %{{.+}} to %[[HI1]]
+// PEELLOOP: %[[END:.+]] = call @stepc_micro_batch_end(%{{.+}}) : (i64) -> i64
+// PEELLOOP-NEXT: %[[UP:.+]] = arith.index_cast %[[END]] : i64 to index
+// PEELLOOP-NEXT: %[[LO:.+]] = arith.subi %[[UP]], %{{.+}} : index
+// PEELLOOP: scf.for %{{.+}} = %[[LO]] to %[[UP]]
 // PEELLOOP: linalg.copy {step.collective = "all_reduce_start"}
 // PEELLOOP: linalg.copy {step.collective = "all_reduce_wait"}
 step.model @dp_linear {
