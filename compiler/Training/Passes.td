@@ -159,7 +159,7 @@ def SinkLayerUpdates : Pass<"step-sink-layer-updates", "mlir::ModuleOp"> {
     A data-parallel step's reduction of a stacked gradient (step.all_reduce_start, with the
     elementwise ops that fold the rank's micro-batch sums into its input) moves in the same
     way: each layer's reduction starts as soon as the backward has the layer's gradient, and
-    the starts' tickets come out stacked for the step.all_reduce_wait after the repeat, which
+    the starts' results come out stacked for the step.all_reduce_wait after the repeat, which
     the update waits for. The reductions overlap the backward of the layers below.
   }];
   let dependentDialects = ["::stepc::step::StepDialect", "::mlir::func::FuncDialect"];

@@ -334,7 +334,7 @@ bool Sinker::valid(Operation *op) {
   return true;
 }
 
-// Whether `use` is a reduction's wait reading a moved start: the starts' tickets come out of
+// Whether `use` is a reduction's wait reading a moved start: the starts' results come out of
 // the repeat stacked, for the wait after it.
 bool Sinker::isWaitOfStart(mlir::OpOperand &use) {
   return llvm::isa<step::AllReduceWaitOp>(use.getOwner()) &&

@@ -27,12 +27,13 @@
 // start moved into the backward by --step-sink-layer-updates) reaches here as copies marked
 // "all_reduce_start" and "all_reduce_wait"; they become
 //
-//   stepc_all_reduce_start_f32(input, tickets, id)   stepc_all_reduce_wait_f32(tickets, output, id)
+//   stepc_all_reduce_start_f32(input, started, id)   stepc_all_reduce_wait_f32(started, output, id)
 //
-// The start hands the input to the runtime's reduction (a copy: the input's buffer is free
-// again when it returns) and writes a ticket into its result; the wait reads the tickets of
-// its input (one start's, or a repeat's stack of them) and writes the sums. Both are in place
-// where the rules above allow. The starts count as the reductions in the description.
+// The start copies the input into its result (unless they are one buffer) and the runtime
+// reduces there, in the background; nothing but the wait reads that buffer. The wait finds
+// the reductions in its input (one start's result, or a repeat's stack of them), waits for
+// them and copies the sums out. Both are in place where the rules above allow. The starts
+// count as the reductions in the description.
 //
 // --shard-optimizer's gather reaches here as a copy marked "all_gather" of a whole buffer
 // whose rows of this rank hold its block into the whole result buffer; it becomes

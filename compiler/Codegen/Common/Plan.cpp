@@ -118,7 +118,7 @@ class PlanPrinter {
               call.getCallee().starts_with("stepc_all_reduce_start")
                   ? " starts (sum over the ranks, fixed tree, in the background) "
               : call.getCallee().starts_with("stepc_all_reduce_wait")
-                  ? " waits for the reductions its tickets name "
+                  ? " waits for the reductions started in its input "
                   : " (sum over the ranks, fixed tree) ";
           os_ << indent << "all-reduce " << (known ? std::to_string(id.getSExtValue()) : "?")
               << what << operands(call) << "\n";

@@ -688,9 +688,10 @@ def Step_AllReduceStartOp : Step_TensorOp<"all_reduce_start"> {
     The first half of step.all_reduce, split so that the reduction overlaps the work between
     the two halves: it hands `input` to the ranks' reduction and returns at once. Its result
     is only for step.all_reduce_wait (stacked by a repeat like any per-layer value: the
-    backward issues each layer's reduction as soon as it has the layer's gradient); its
-    contents are the runtime's (a ticket naming the reduction in flight), not numbers. With
-    one process start and wait together are the identity. Not differentiable.
+    backward issues each layer's reduction as soon as it has the layer's gradient); the
+    runtime reduces in its buffer while the step goes on, so until the wait its contents are
+    not numbers to read. With one process start and wait together are the identity. Not
+    differentiable.
 
     ```mlir
     %t = step.all_reduce_start %grad : tensor<256x512xf32> -> tensor<256x512xf32>
@@ -704,13 +705,13 @@ def Step_AllReduceStartOp : Step_TensorOp<"all_reduce_start"> {
 def Step_AllReduceWaitOp : Step_TensorOp<"all_reduce_wait"> {
   let summary = "the sums over the ranks of the reductions step.all_reduce_start issued";
   let description = [{
-    Waits for the reductions whose tickets `input` holds (one step.all_reduce_start's result,
-    or several stacked along the first axis by a repeat) and returns their sums, in the same
+    Waits for the reductions started in `input` (one step.all_reduce_start's result, or
+    several stacked along the first axis by a repeat) and returns their sums, in the same
     layout: the value step.all_reduce would have given for the tensors those starts were
     handed, bit for bit (the same fixed tree). Not differentiable.
 
     ```mlir
-    %g = step.all_reduce_wait %tickets : tensor<8x256x32xf32> -> tensor<8x256x32xf32>
+    %g = step.all_reduce_wait %started : tensor<8x256x32xf32> -> tensor<8x256x32xf32>
     ```
   }];
   let arguments = (ins TensorOf<[F32]>:$input);

@@ -1,7 +1,6 @@
 //===- BackgroundReductions.cpp - all-reduces on a thread of their own -----===//
 #include "runtime/hal/cpu/BackgroundReductions.h"
 
-#include <cstring>
 #include <string>
 
 #include "runtime/hal/cpu/Collectives.h"
@@ -41,26 +40,24 @@ Status BackgroundReductions::reduce(Reduction &r) {
   // first error, and the run ends).
   if (!failed_.ok()) return failed_;
   Status s = mode_ == AllReduceMode::kFast
-                 ? ranks_.allReduceSumFast(r.data.data(), static_cast<int64_t>(r.data.size()), r.id)
-                 : allReduceSum(ranks_, r.data.data(), static_cast<int64_t>(r.data.size()), r.id,
-                                scratch_);
+                 ? ranks_.allReduceSumFast(r.data, r.elements, r.id)
+                 : allReduceSum(ranks_, r.data, r.elements, r.id, scratch_);
   if (!s.ok()) failed_ = s;
   return s;
 }
 
-int64_t BackgroundReductions::start(const float *data, int64_t n, int64_t id) {
+int64_t BackgroundReductions::start(float *data, int64_t n, int64_t id) {
   Reduction *r;
   int64_t ticket;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    if (issued_ == waited_) issued_ = waited_ = 0;  // a new step: tickets from 0 again
+    if (issued_ == waited_) issued_ = waited_ = 0;  // a new step: tickets count from 0 again
     ticket = issued_++;
     if (static_cast<size_t>(ticket) == reductions_.size())
       reductions_.push_back(std::make_unique<Reduction>());
     r = reductions_[static_cast<size_t>(ticket)].get();
-    // The buffer is reused only after its last reduction was waited for (the counter
-    // restarts then), so nothing reads it now.
-    r->data.assign(data, data + n);
+    r->data = data;
+    r->elements = n;
     r->id = id;
     r->done = r->waited = false;
     r->status = Status();
@@ -80,20 +77,27 @@ int64_t BackgroundReductions::start(const float *data, int64_t n, int64_t id) {
   return ticket;
 }
 
+int64_t BackgroundReductions::find(const float *data) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // The newest first: a buffer reused after its reduction was waited for may start another.
+  for (int64_t t = issued_ - 1; t >= 0; --t)
+    if (reductions_[static_cast<size_t>(t)]->data == data) return t;
+  return -1;
+}
+
 int64_t BackgroundReductions::elements(int64_t ticket) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (ticket < 0 || ticket >= issued_) return -1;
-  return static_cast<int64_t>(reductions_[static_cast<size_t>(ticket)]->data.size());
+  return reductions_[static_cast<size_t>(ticket)]->elements;
 }
 
-Status BackgroundReductions::wait(int64_t ticket, float *out) {
+Status BackgroundReductions::wait(int64_t ticket) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (ticket < 0 || ticket >= issued_)
     return Status::error("no reduction was started with ticket " + std::to_string(ticket));
   Reduction &r = *reductions_[static_cast<size_t>(ticket)];
   changed_.wait(lock, [&] { return r.done; });
   if (!r.status.ok()) return r.status;
-  std::memcpy(out, r.data.data(), r.data.size() * sizeof(float));
   if (!r.waited) {
     r.waited = true;
     ++waited_;

@@ -8,11 +8,11 @@
 // pair up as they do for the synchronous call, and each is the same fixed tree
 // (Collectives.h): the bits do not change, only when the work happens.
 //
-// A start copies its input (the step may reuse the buffer at once) and returns a ticket; the
-// step keeps the ticket in the start's result buffer, which a repeat stacks like any
-// per-layer value, and the wait reads the tickets back out of it. Tickets count from 0 in
-// each step (the counter restarts once every started reduction has been waited for), so the
-// copies' buffers are allocated in the first step and reused.
+// A start hands over a buffer the step leaves untouched until the wait (the start's result,
+// which only the wait reads; the input is copied into it first unless it is that buffer), and
+// the reduction runs in it: no copy of the gradients outside the step's planned memory. The
+// wait finds each reduction by where its buffer starts: the starts' results laid end to end (a
+// repeat stacks them) are the wait's input.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_RUNTIME_HAL_CPU_BACKGROUNDREDUCTIONS_H
@@ -43,21 +43,24 @@ class BackgroundReductions {
   /// Waits for the reductions in flight and ends the thread.
   ~BackgroundReductions();
 
-  /// Queues the sum over the ranks of `n` floats copied from `data`; `id` numbers the
-  /// reduction in the step (the ranks check they agree). Returns the ticket.
-  int64_t start(const float *data, int64_t n, int64_t id);
+  /// Queues the sum over the ranks of the `n` floats at `data`, in place; `id` numbers the
+  /// reduction in the step (the ranks check they agree). `data` must stay untouched until the
+  /// wait. Returns the ticket.
+  int64_t start(float *data, int64_t n, int64_t id);
+  /// The ticket of the newest reduction of this step whose buffer starts at `data`, or -1.
+  int64_t find(const float *data);
   /// The floats a ticket's reduction covers, or -1 for a ticket that was not started.
   int64_t elements(int64_t ticket);
-  /// Waits for `ticket`'s reduction and copies its sum into `out` (elements(ticket) floats).
-  Status wait(int64_t ticket, float *out);
+  /// Waits for `ticket`'s reduction: its buffer then holds the sum.
+  Status wait(int64_t ticket);
   /// Runs `work` (another collective) on the reductions' thread after those queued before
   /// it, and returns its status: one thread talks to the ranks while a step runs.
   Status run(const std::function<Status()> &work);
 
  private:
   struct Reduction {
-    std::vector<float> data;
-    int64_t id = 0;
+    float *data = nullptr;
+    int64_t elements = 0, id = 0;
     bool done = false, waited = false;
     Status status;
   };

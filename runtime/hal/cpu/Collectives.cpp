@@ -1,7 +1,6 @@
 //===- Collectives.cpp - the tree all-reduce and the all-gather -----------===//
 #include "runtime/hal/cpu/Collectives.h"
 
-#include <cmath>
 #include <cstring>
 
 #include "runtime/hal/cpu/BackgroundReductions.h"
@@ -199,13 +198,13 @@ extern "C" void _mlir_ciface_stepc_all_gather_f32(StepcUnrankedF32 *placed,
              std::to_string(gCommunicator->rank()) + ": " + s.message();
 }
 
-// The ticket is kept in the first float of the start's result: a small integer, exact in a
-// float, and a float survives any copy the step makes of the buffer (a repeat stacking it).
+// The start's result buffer is where its reduction runs (the input is copied into it first
+// unless bufferization made them one buffer); only the wait reads it.
 extern "C" void _mlir_ciface_stepc_all_reduce_start_f32(StepcUnrankedF32 *input,
-                                                         StepcUnrankedF32 *tickets, int64_t id) {
+                                                         StepcUnrankedF32 *started, int64_t id) {
   using namespace stepc::rt;
   if (!gError.empty()) return;
-  F32View in(*input), out(*tickets);
+  F32View in(*input), out(*started);
   if (!in.contiguous() || !out.contiguous() || in.elements() != out.elements() ||
       in.elements() == 0) {
     gError = "all-reduce " + std::to_string(id) + ": expected two contiguous non-empty buffers "
@@ -213,51 +212,43 @@ extern "C" void _mlir_ciface_stepc_all_reduce_start_f32(StepcUnrankedF32 *input,
     return;
   }
   int64_t n = in.elements();
-  if (!gCommunicator || gCommunicator->size() == 1) {  // one rank: the sum is the input
-    if (in.data() != out.data())
-      std::memmove(out.data(), in.data(), static_cast<size_t>(n) * sizeof(float));
-    return;
-  }
-  out.data()[0] = static_cast<float>(background().start(in.data(), n, id));
+  if (in.data() != out.data())
+    std::memmove(out.data(), in.data(), static_cast<size_t>(n) * sizeof(float));
+  if (!gCommunicator || gCommunicator->size() == 1) return;  // one rank: the sum is the input
+  background().start(out.data(), n, id);
 }
 
-extern "C" void _mlir_ciface_stepc_all_reduce_wait_f32(StepcUnrankedF32 *tickets,
+extern "C" void _mlir_ciface_stepc_all_reduce_wait_f32(StepcUnrankedF32 *started,
                                                         StepcUnrankedF32 *output, int64_t id) {
   using namespace stepc::rt;
   if (!gError.empty()) return;
-  F32View in(*tickets), out(*output);
+  F32View in(*started), out(*output);
   if (!in.contiguous() || !out.contiguous() || in.elements() != out.elements()) {
     gError = "all-reduce wait " + std::to_string(id) + ": expected two contiguous buffers of "
              "the same size (a compiler bug)";
     return;
   }
   int64_t n = in.elements();
-  if (!gCommunicator || gCommunicator->size() == 1) {
-    if (in.data() != out.data())
-      std::memmove(out.data(), in.data(), static_cast<size_t>(n) * sizeof(float));
-    return;
-  }
-  // The buffer is the starts' results laid end to end (a stack of them): each begins with its
-  // ticket, and the ticket says how many floats its reduction covers. Each ticket is read
-  // before its floats are written, so the output may be the tickets' buffer.
-  for (int64_t at = 0; at < n;) {
-    float t = in.data()[at];
-    int64_t ticket = static_cast<int64_t>(t);
-    int64_t size = std::isfinite(t) && static_cast<float>(ticket) == t
-                       ? gBackground ? gBackground->elements(ticket) : -1
-                       : -1;
+  bool ranks = gCommunicator && gCommunicator->size() > 1;
+  // The input is the starts' buffers laid end to end (a repeat's stack of them): each
+  // reduction is found by where its buffer starts and says how many floats it covers.
+  for (int64_t at = 0; ranks && at < n;) {
+    int64_t ticket = gBackground ? gBackground->find(in.data() + at) : -1;
+    int64_t size = ticket < 0 ? -1 : gBackground->elements(ticket);
     if (size <= 0 || size > n - at) {
       gError = "all-reduce wait " + std::to_string(id) + " on rank " +
                std::to_string(gCommunicator->rank()) + ": float " + std::to_string(at) +
-               " holds no ticket of a started reduction (" + std::to_string(t) +
-               "; a compiler bug)";
+               " of its input starts no reduction in flight (a compiler bug: the starts' "
+               "buffers were moved or copied before the wait)";
       return;
     }
-    if (Status s = gBackground->wait(ticket, out.data() + at); !s.ok()) {
+    if (Status s = gBackground->wait(ticket); !s.ok()) {
       gError = "all-reduce " + std::to_string(id) + " on rank " +
                std::to_string(gCommunicator->rank()) + ": " + s.message();
       return;
     }
     at += size;
   }
+  if (in.data() != out.data())
+    std::memmove(out.data(), in.data(), static_cast<size_t>(n) * sizeof(float));
 }

@@ -106,12 +106,14 @@ extern "C" int64_t stepc_micro_batch_begin(int64_t count);
 extern "C" int64_t stepc_micro_batch_end(int64_t count);
 extern "C" void _mlir_ciface_stepc_all_reduce_sum_f32(StepcUnrankedF32 *input,
                                                        StepcUnrankedF32 *output, int64_t id);
-/// The overlapped reduction (BackgroundReductions.h): the start copies `input`, queues its
-/// reduction and writes its ticket into `tickets`; the wait reads the tickets of the starts
-/// stacked in `tickets` and writes their sums into `output`. One rank: both copy.
+/// The overlapped reduction (BackgroundReductions.h): the start copies `input` into
+/// `started` (unless they are one buffer) and queues its reduction there, in place; the wait
+/// finds the reductions whose buffers `started` holds end to end (a stack of starts' results),
+/// waits for them and copies the sums into `output` (unless it is `started`). One rank: both
+/// only copy.
 extern "C" void _mlir_ciface_stepc_all_reduce_start_f32(StepcUnrankedF32 *input,
-                                                         StepcUnrankedF32 *tickets, int64_t id);
-extern "C" void _mlir_ciface_stepc_all_reduce_wait_f32(StepcUnrankedF32 *tickets,
+                                                         StepcUnrankedF32 *started, int64_t id);
+extern "C" void _mlir_ciface_stepc_all_reduce_wait_f32(StepcUnrankedF32 *started,
                                                         StepcUnrankedF32 *output, int64_t id);
 /// This process's rank (0 without mpirun): where its blocks start (--shard-optimizer).
 extern "C" int64_t stepc_rank();

@@ -161,7 +161,7 @@ func.func @train_step(%w: tensor<4x3xf32> {step.name = "w", step.role = "param"}
 // Tests a data-parallel step's overlapped reduction: the fold of the rank's earlier
 // micro-batches' sum (%level, from before the repeat) into the last micro-batch's gradient
 // and the reduction's start move into the backward, so each layer's reduction starts as soon
-// as its gradient exists; the starts' tickets come out stacked (step.stack_over -1) for the
+// as its gradient exists; the starts' results (where the reductions run) come out stacked (step.stack_over -1) for the
 // wait after the repeat, and the update, which needs the sum over the ranks, stays after it.
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: %[[LEVEL:[^:]+]]: tensor<4x3xf32>)

@@ -114,9 +114,9 @@ func.func @gather(%placed: memref<8x3xf32>, %w: memref<8x3xf32>, %s: memref<f32>
 
 // -----
 
-// The overlapped reduction: a start in a layer loop (its input and its tickets one buffer, as
+// The overlapped reduction: a start in a layer loop (its input and its result one buffer, as
 // bufferization leaves a copy that may run in place: still a call, never dropped) and the
-// wait on the stacked tickets after it. The start counts once per layer in the bytes; the
+// wait on the stacked results after it. The start counts once per layer in the bytes; the
 // wait counts nothing (lit checks the description in the executable tests).
 // CHECK-LABEL: func.func @overlapped
 // CHECK: scf.for
