@@ -79,7 +79,7 @@ ABSL_FLAG(bool, data_parallel, false,
 ABSL_FLAG(bool, overlap_reductions, true,
           "`compile --data-parallel`, CPU target: start each layer's gradient reduction inside "
           "the backward, on a thread of its own (false: every reduction after the backward, "
-          "one at a time; the same bits, for comparison)");
+          "one at a time; the same bits, for comparison; also with --device-memory)");
 ABSL_FLAG(int64_t, shard_optimizer, 0,
           "`compile --data-parallel`: split the optimizer state and its update over this many "
           "ranks (ZeRO stage 1): each rank keeps and updates its block of each parameter's "
@@ -321,7 +321,10 @@ stepc::train::BuildTrainStepOptions trainOverrides() {
   options.rebuildError = absl::GetFlag(FLAGS_rebuild_error);
   options.dataParallel = absl::GetFlag(FLAGS_data_parallel);
   options.shardOptimizer = absl::GetFlag(FLAGS_shard_optimizer);
-  options.overlapReductions = absl::GetFlag(FLAGS_overlap_reductions);
+  // With --device-memory the offload's transfers could stream the buffers the reductions'
+  // thread is still summing in: the reductions then run after the backward.
+  options.overlapReductions =
+      absl::GetFlag(FLAGS_overlap_reductions) && !isSpecified("device_memory");
   return options;
 }
 

@@ -57,6 +57,12 @@ class TrainStepBuilder {
     return shards > 1 && t.getRank() > 0 && t.getDimSize(0) % shards == 0;
   }
   mlir::LogicalResult checkShards();
+  // Dropout's counter for micro-batch `index` of `k`: step · k + index, so that micro-batches
+  // draw different masks.
+  Value microBatchStep(Value index, int64_t k) {
+    ad::GradBuilder gs(b, loc);
+    return gs.add(gs.mul(stepCounter, gs.scalar(static_cast<double>(k), b.getI64Type())), index);
+  }
   Value stepCounter;
 
   step::ModelOp model;
@@ -234,9 +240,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
   Value merges = levels > 0 ? sliceArgs.pop_back_val() : Value();
   Value outerStep = stepCounter;
   if (hasDropout) {
-    Value index = sliceArgs.pop_back_val();
-    ad::GradBuilder gs(b, loc);
-    stepCounter = gs.add(gs.mul(stepCounter, gs.scalar(static_cast<double>(k), b.getI64Type())), index);
+    stepCounter = microBatchStep(sliceArgs.pop_back_val(), k);
   }
   auto pass = singlePass(params, sliceArgs);
   stepCounter = outerStep;
@@ -272,12 +276,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     // log2(K/N) ones, and the levels above its block were never written there (they hold -0,
     // which adds nothing), so all levels fold in, earlier ones on the left, as in the loop.
     if (levels > 0) peeled.pop_back();  // the merges table
-    if (hasDropout) {
-      Value index = peeled.pop_back_val();
-      ad::GradBuilder gs(b, loc);
-      stepCounter =
-          gs.add(gs.mul(stepCounter, gs.scalar(static_cast<double>(k), b.getI64Type())), index);
-    }
+    if (hasDropout) stepCounter = microBatchStep(peeled.pop_back_val(), k);
     // It runs in a repeat of its own, one iteration (from the runtime's bounds: the lowering
     // cannot inline it), so that its buffers live in a loop body as the loop's do: at the top
     // level CSE would share them with a later pass's loop (SAM's second), and one-shot

@@ -4,6 +4,7 @@
 // them in a stack of the starts' results.
 #include "runtime/hal/cpu/BackgroundReductions.h"
 #include "runtime/hal/cpu/Collectives.h"
+#include "tests/unit/runtime/memref_descriptor.h"
 #include "tests/unit/runtime/thread_communicator.h"
 
 #include <cstring>
@@ -87,15 +88,6 @@ TEST(BackgroundReductions, RanksOutOfStepFailAtTheWaitAndStopTalking) {
             std::string::npos)
       << first[0];
   EXPECT_EQ(second[0], first[0]);
-}
-
-// A rank-1 descriptor {allocated, aligned, offset 0, size n, stride 1} of `data`.
-void describe(float *data, int64_t n, int64_t (&desc)[5]) {
-  desc[2] = 0;
-  desc[3] = n;
-  desc[4] = 1;
-  std::memcpy(&desc[0], &data, 8);
-  std::memcpy(&desc[1], &data, 8);
 }
 
 // The step's calls on one rank of two, the other rank played by hand: two starts whose

@@ -2,6 +2,7 @@
 // all-gather of --shard-optimizer, checked on ranks that are threads of this process, and the
 // MPI loader's errors.
 #include "runtime/hal/cpu/Collectives.h"
+#include "tests/unit/runtime/memref_descriptor.h"
 #include "tests/unit/runtime/thread_communicator.h"
 
 #include <cmath>
@@ -120,16 +121,6 @@ TEST(Collectives, AllGatherRefusesRanksOutOfStepAndOddCounts) {
   EXPECT_NE(errors[0].find("the all-gather needs a power-of-two rank count, found 3"),
             std::string::npos)
       << errors[0];
-}
-
-// A rank-1 descriptor {allocated, aligned, offset 0, size n, stride 1} of `data`, as the C
-// interface passes a memref<*xf32>.
-void describe(float *data, int64_t n, int64_t (&desc)[5]) {
-  desc[2] = 0;
-  desc[3] = n;
-  desc[4] = 1;
-  std::memcpy(&desc[0], &data, 8);
-  std::memcpy(&desc[1], &data, 8);
 }
 
 TEST(Collectives, OneRankCopiesAndRunsEveryMicroBatch) {
