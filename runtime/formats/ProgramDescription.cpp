@@ -200,6 +200,8 @@ std::string writeProgramDescription(const ProgramDescription &d) {
     root.add("dataParallelMicroBatches", num(static_cast<double>(info.dataParallelMicroBatches)));
     root.add("allReduces", num(static_cast<double>(info.allReduces)));
     root.add("allReduceBytes", num(static_cast<double>(info.allReduceBytes)));
+    if (info.overlappedReductions > 0)
+      root.add("overlappedReductions", num(static_cast<double>(info.overlappedReductions)));
   }
   if (info.shardedOver > 0) {
     root.add("shardedOver", num(static_cast<double>(info.shardedOver)));
@@ -351,6 +353,8 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
     info.dataParallelMicroBatches = r.integer(root, "dataParallelMicroBatches");
     info.allReduces = r.integer(root, "allReduces");
     info.allReduceBytes = r.integer(root, "allReduceBytes");
+    if (const JsonValue *o = root.find("overlappedReductions"); o && o->isNumber())
+      info.overlappedReductions = r.integer(root, "overlappedReductions");
   }
   if (const JsonValue *e = root.find("shardedOver"); e && e->isNumber()) {
     info.shardedOver = r.integer(root, "shardedOver");

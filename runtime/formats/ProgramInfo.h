@@ -138,6 +138,9 @@ struct ProgramInfo {
   int64_t dataParallelMicroBatches = 0;
   int64_t allReduces = 0;
   int64_t allReduceBytes = 0;
+  /// Of those, the reductions that start as soon as their sums exist, on the runtime's
+  /// reduction thread, overlapping the rest of the backward (0: all run after it).
+  int64_t overlappedReductions = 0;
   /// --shard-optimizer: the ranks the state is split over (0: none; a run needs exactly that
   /// many), and the all-gathers of the updated parameters one step issues and their bytes.
   int64_t shardedOver = 0;

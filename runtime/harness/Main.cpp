@@ -143,6 +143,10 @@ std::string infoText(const StepProgram &program) {
             "; each step all-reduces " +
             std::to_string(info.allReduces) + " buffers, " +
             formatBytes(static_cast<double>(info.allReduceBytes)) + ", in a fixed tree" +
+            (info.overlappedReductions > 0
+                 ? ", each started as soon as its sum exists, overlapping the rest of the "
+                   "backward"
+                 : "") +
             (info.allGathers > 0 ? "; then all-gathers " + std::to_string(info.allGathers) +
                                        " updated parameters, " +
                                        formatBytes(static_cast<double>(info.allGatherBytes))

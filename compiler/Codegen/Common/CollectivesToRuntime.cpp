@@ -124,7 +124,7 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       }
       return callee;
     };
-    int64_t bytes = 0, id = 0, gathers = 0, gatherBytes = 0, waits = 0;
+    int64_t bytes = 0, id = 0, gathers = 0, gatherBytes = 0, waits = 0, starts = 0;
     for (mlir::linalg::CopyOp copy : copies) {
       auto attr = copy->getAttrOfType<mlir::StringAttr>(kCollective);
       llvm::StringRef kind = attr.getValue();
@@ -168,6 +168,7 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
           trips *= *n;
       (gather ? gatherBytes : bytes) += type.getNumElements() * 4 * trips;
       gathers += gather;
+      starts += start;
     }
     auto text = module->getAttrOfType<mlir::StringAttr>("step.program");
     if (!text) return;  // a bare module (a lit test of this pass alone)
@@ -177,6 +178,7 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       return signalPassFailure();
     }
     d.info.allReduces = id - gathers - waits;
+    d.info.overlappedReductions = starts;
     d.info.allReduceBytes = bytes;
     d.info.allGathers = gathers;
     d.info.allGatherBytes = gatherBytes;

@@ -4,7 +4,8 @@
   kill_rank.py --rank R --after-file F -- mpirun ... NAME train ...
 
 Starts the command, waits until F exists (a checkpoint: the run is under way), sends SIGKILL
-to the process whose environment says OMPI_COMM_WORLD_RANK=R, and waits at most 60 s for the
+to the process of that run (a descendant of the command) whose environment says
+OMPI_COMM_WORLD_RANK=R, and waits at most 60 s for the
 whole run to end. Prints the exit code, whether the run ended within 30 s of the kill, and the
 run's output lines that name the rank (mpirun's report).
 """
@@ -16,7 +17,26 @@ import sys
 import time
 
 
-def rank_pids(rank):
+def parent(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            # pid (comm) state ppid ...: comm may hold spaces, so split after its ')'.
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def descends_from(pid, ancestor):
+    while pid > 1:
+        pid = parent(pid)
+        if pid == ancestor:
+            return True
+    return False
+
+
+def rank_pids(rank, launcher):
+    # Only the launched run's ranks: other tests may run mpirun beside this one, and their
+    # rank R must live.
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -26,7 +46,8 @@ def rank_pids(rank):
                 env = f.read().split(b"\0")
         except OSError:
             continue
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env and int(entry) != os.getpid():
+        if (f"OMPI_COMM_WORLD_RANK={rank}".encode() in env and int(entry) != os.getpid()
+                and descends_from(int(entry), launcher)):
             pids.append(int(entry))
     return pids
 
@@ -45,7 +66,7 @@ def main():
             print(run.communicate()[0])
             sys.exit("the run ended (or took 120 s) before writing " + a.after_file)
         time.sleep(0.05)
-    victims = rank_pids(a.rank)
+    victims = rank_pids(a.rank, run.pid)
     if not victims:
         run.kill()
         sys.exit(f"no process of rank {a.rank}")

@@ -126,12 +126,14 @@ TEST(ProgramDescription, ShardedStateRoundTrips) {
   in.info.allGathers = 1;
   in.info.allGatherBytes = 8;
   in.info.dataParallelMicroBatches = 2;
+  in.info.overlappedReductions = 3;
   in.info.state[0].shards = 2;
   Status s = parseProgramDescription(writeProgramDescription(in), out);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(out.info.shardedOver, 2);
   EXPECT_EQ(out.info.allGathers, 1);
   EXPECT_EQ(out.info.allGatherBytes, 8);
+  EXPECT_EQ(out.info.overlappedReductions, 3);
   EXPECT_EQ(out.info.state.at(0).shards, 2);
   EXPECT_EQ(out.info.state.at(0).shape, (std::vector<int64_t>{2}));
   EXPECT_EQ(localShape(out.info.state.at(0)), (std::vector<int64_t>{1}));
