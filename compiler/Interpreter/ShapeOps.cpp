@@ -126,7 +126,8 @@ KernelResult runShapeOp(mlir::Operation *op, Operands in, Results out) {
         return ok();
       })
       // The interpreter is one process: the mean over one rank is the input.
-      .Case<step::AllReduceOp, step::AllReduceStartOp, step::AllReduceWaitOp>([&](auto) {
+      .Case<step::AllReduceOp, step::AllReduceStartOp, step::AllReduceWaitOp,
+            step::ReduceScatterStartOp>([&](auto) {
         out[0].data = in[0]->data;
         return ok();
       })
@@ -137,7 +138,8 @@ KernelResult runShapeOp(mlir::Operation *op, Operands in, Results out) {
         return ok();
       })
       // --shard-optimizer's blocks need the ranks themselves: one process cannot stand in.
-      .Case<step::RankShardOp, step::AllGatherOp>([&](auto o) -> KernelResult {
+      .Case<step::RankShardOp, step::AllGatherOp, step::ReduceScatterWaitOp>(
+          [&](auto o) -> KernelResult {
         return mlir::emitError(o.getLoc())
                << "'" << o->getName() << "' splits over " << o.getParts()
                << " data-parallel ranks; the interpreter runs one process (interpret the "

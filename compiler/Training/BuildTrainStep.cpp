@@ -43,8 +43,19 @@ class TrainStepBuilder {
 
  private:
   // Forward + backward on `inputs`, accumulated over micro-batches: (loss, grads).
+  // `scatter`: the sharded parameters' gradients come out reduce-scattered, this rank's block
+  // of their rows (the pass whose gradients the update reads).
   mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> lossAndGrads(
-      llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs);
+      llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs, bool scatter);
+  // --data-parallel: the sums over the ranks of the rank's summed loss and gradients (f32);
+  // with `overlap` each a start and a wait (the start moved on into the backward), and with
+  // `scatter` a scattered parameter's reduced to its owners, this rank's block returned.
+  std::pair<Value, llvm::SmallVector<Value>> reduceOverRanks(ad::GradBuilder &g, Value loss,
+                                                             llvm::ArrayRef<Value> grads,
+                                                             bool overlap, bool scatter);
+  // Rank of each of `p`'s rows under --shard-optimizer ([rows, 1, ...] i64, made at the top of
+  // the step so that a start can move up to its gradient and into the layer loop).
+  Value owners(step::ParamOp p);
   mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> singlePass(
       llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs);
   mlir::FailureOr<llvm::SmallVector<Value>> samPerturbation(llvm::ArrayRef<Value> params,
@@ -56,6 +67,11 @@ class TrainStepBuilder {
     mlir::RankedTensorType t = p.getStoredType();
     return shards > 1 && t.getRank() > 0 && t.getDimSize(0) % shards == 0;
   }
+  // --shard-optimizer: whether `p`'s summed gradient is reduce-scattered (each rank gets only
+  // its block of the rows) rather than all-reduced and cut. Not where something before the
+  // update reads the whole of it: --export-grads. (AGC's norms over the rows and the global
+  // norm sum by blocks of rows, each rank's blocks' shares all-gathered.)
+  bool scattered(step::ParamOp p) const { return sharded(p) && !exportGrads; }
   mlir::LogicalResult checkShards();
   // Dropout's counter for micro-batch `index` of `k`: step · k + index, so that micro-batches
   // draw different masks.
@@ -64,6 +80,7 @@ class TrainStepBuilder {
     return gs.add(gs.mul(stepCounter, gs.scalar(static_cast<double>(k), b.getI64Type())), index);
   }
   Value stepCounter;
+  mlir::Block *entry = nullptr;  // @train_step's
 
   step::ModelOp model;
   const TrainConfig &config;
@@ -116,24 +133,41 @@ void issueEarly(mlir::Operation *op) {
   if (after) op->moveAfter(after);
 }
 
-// --data-parallel: the sum over the ranks of each rank's (summed) loss and gradients, in f32;
-// with `overlap` as a start and a wait (the start moves on into the backward).
-std::pair<Value, llvm::SmallVector<Value>> allReduce(ad::GradBuilder &g, Value loss,
-                                                      llvm::ArrayRef<Value> grads, bool overlap) {
-  auto reduce = [&](Value v) {
+Value TrainStepBuilder::owners(step::ParamOp p) {
+  mlir::RankedTensorType t = p.getStoredType();
+  int64_t rows = t.getDimSize(0), per = rows / shards;
+  llvm::SmallVector<int64_t> shape(t.getRank(), 1), table;
+  shape[0] = rows;
+  for (int64_t r = 0; r < rows; ++r) table.push_back(r / per);
+  auto type = mlir::RankedTensorType::get(shape, b.getI64Type());
+  mlir::OpBuilder top(b.getContext());
+  top.setInsertionPointToStart(entry);
+  return top.create<step::ConstantOp>(loc, type,
+                                      mlir::DenseElementsAttr::get(type, llvm::ArrayRef(table)));
+}
+
+std::pair<Value, llvm::SmallVector<Value>> TrainStepBuilder::reduceOverRanks(
+    ad::GradBuilder &g, Value loss, llvm::ArrayRef<Value> grads, bool overlap, bool scatter) {
+  auto reduce = [&](Value v, step::ParamOp p) {
+    if (scatter && p && scattered(p)) {
+      Value started = g.one<step::ReduceScatterStartOp>({v, owners(p)},
+                                                        {g.i64Attr("parts", shards)});
+      if (mlir::Operation *start = started.getDefiningOp(); start && overlap) issueEarly(start);
+      return g.one<step::ReduceScatterWaitOp>({started}, {g.i64Attr("parts", shards)});
+    }
     if (!overlap) return g.one<step::AllReduceOp>({v});
     Value started = g.one<step::AllReduceStartOp>({v});
     if (mlir::Operation *start = started.getDefiningOp()) issueEarly(start);
     return g.one<step::AllReduceWaitOp>({started});
   };
-  Value l = reduce(castTo(g, loss, g.builder().getF32Type()));
+  Value l = reduce(castTo(g, loss, g.builder().getF32Type()), nullptr);
   llvm::SmallVector<Value> reduced;
-  for (Value grad : grads) reduced.push_back(reduce(grad));
+  for (auto [grad, p] : llvm::zip(grads, paramOps)) reduced.push_back(reduce(grad, p));
   return {l, reduced};
 }
 
 mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lossAndGrads(
-    llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs) {
+    llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs, bool scatter) {
   int64_t k = config.microBatches;
   // The measures are values of the pass; a micro-batch loop would need to carry them out.
   if (rebuildError && k != 1)
@@ -155,7 +189,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     auto pass = singlePass(params, inputs);
     if (failed(pass) || !dataParallel) return pass;
     ad::GradBuilder g(b, loc);
-    return allReduce(g, pass->first, pass->second, overlapReductions);
+    return reduceOverRanks(g, pass->first, pass->second, overlapReductions, scatter);
   }
   // The micro-batches' losses and gradients are averaged, which is the full batch's only for a
   // mean over the batch: a summed loss would come out 1/K of it. Refused where it is summed.
@@ -281,12 +315,17 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     // cannot inline it), so that its buffers live in a loop body as the loop's do: at the top
     // level CSE would share them with a later pass's loop (SAM's second), and one-shot
     // bufferization would keep them live in between. The body reduces its sums (start and
-    // wait) and yields them; the carried inits (the loop's running subtree) go unread.
+    // wait) and yields them; the carried inits (the loop's running subtree) go unread. A
+    // reduce-scattered gradient comes out as this rank's block: its init is the block of the
+    // running sum (a view: no buffer of its own).
     llvm::SmallVector<Value> lastInits;
     llvm::SmallVector<mlir::Type> lastTypes;
     for (size_t j = 0; j < width; ++j) {
-      lastInits.push_back(repeat.getResult(j));
-      lastTypes.push_back(repeat.getResult(j).getType());
+      Value init = repeat.getResult(j);
+      if (j > 0 && scatter && scattered(paramOps[j - 1]))
+        init = g.one<step::RankShardOp>({init}, {g.i64Attr("parts", shards)});
+      lastInits.push_back(init);
+      lastTypes.push_back(init.getType());
     }
     auto lastRepeat = b.create<step::RepeatOp>(loc, lastTypes, b.getStringAttr("micro_batch_last"),
                                                b.getI64IntegerAttr(1), lastInits,
@@ -305,7 +344,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
       for (size_t j = 0; j < width; ++j)
         mine[j] = gp.add(repeat.getResult((l + 1) * width + j), mine[j]);
     auto [reducedLoss, reduced] =
-        allReduce(gp, mine[0], llvm::ArrayRef<Value>(mine).drop_front(), true);
+        reduceOverRanks(gp, mine[0], llvm::ArrayRef<Value>(mine).drop_front(), true, scatter);
     llvm::SmallVector<Value> yielded{reducedLoss};
     yielded.append(reduced.begin(), reduced.end());
     b.create<step::YieldOp>(loc, yielded);
@@ -315,7 +354,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     sums.clear();
     for (size_t i = 0; i < params.size(); ++i) sums.push_back(lastRepeat.getResult(i + 1));
   } else if (dataParallel) {
-    std::tie(loss, sums) = allReduce(g, loss, sums, false);
+    std::tie(loss, sums) = reduceOverRanks(g, loss, sums, false, scatter);
   }
   double inv = 1.0 / static_cast<double>(k);
   llvm::SmallVector<Value> grads;
@@ -341,7 +380,10 @@ mlir::FailureOr<llvm::SmallVector<Value>> TrainStepBuilder::samPerturbation(
       scaled.push_back(grad);
     }
   }
-  Value norm = emitGlobalNorm(g, scaled, et, columnNorms);
+  NormOptions how;
+  how.byColumns = columnNorms;
+  how.rowBlocks = dataParallel && columnNorms;
+  Value norm = emitGlobalNorm(g, scaled, et, how);
   Value factor = g.div(g.scalar(config.samRho, et), g.add(norm, g.scalar(1e-12, et)));
   llvm::SmallVector<Value> perturbed;
   for (auto [p, d] : llvm::zip(params, directions))
@@ -360,6 +402,11 @@ mlir::LogicalResult TrainStepBuilder::checkShards() {
     return model.emitError() << "--shard-optimizer=" << shards
                              << " must be a power of two, at least 2, that divides the "
                              << k << " micro-batches (each rank runs an aligned block of them)";
+  // The gradient norm sums at most kMaxNormRowBlocks blocks of rows separately, and a rank's
+  // share of it must be whole blocks.
+  if (shards > kMaxNormRowBlocks)
+    return model.emitError() << "--shard-optimizer=" << shards << ": at most "
+                             << kMaxNormRowBlocks << " ranks";
   if (llvm::none_of(paramOps, [&](step::ParamOp p) { return sharded(p); }))
     return model.emitError() << "--shard-optimizer=" << shards
                              << ": no parameter's first axis divides into " << shards
@@ -418,7 +465,7 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
 
   b.setInsertionPointToEnd(module.getBody());
   auto fn = b.create<mlir::func::FuncOp>(loc, "train_step", b.getFunctionType(argTypes, {}));
-  mlir::Block *entry = fn.addEntryBlock();
+  entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
   size_t numParams = paramOps.size();
   auto args = entry->getArguments();
@@ -453,14 +500,14 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
     }
   }
 
-  auto first = lossAndGrads(params, firstInputs);
+  auto first = lossAndGrads(params, firstInputs, /*scatter=*/!sam);
   if (failed(first)) return mlir::failure();
   Value loss = first->first, samLoss;
   llvm::SmallVector<Value> grads = first->second;
   if (sam) {
     auto perturbed = samPerturbation(params, grads);
     if (failed(perturbed)) return mlir::failure();
-    auto second = lossAndGrads(*perturbed, secondInputs);
+    auto second = lossAndGrads(*perturbed, secondInputs, /*scatter=*/true);
     if (failed(second)) return mlir::failure();
     samLoss = second->first;
     grads = second->second;
@@ -478,15 +525,33 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
     slotsInfo.push_back({p.getDeclName(), v, grad,
                          static_cast<int>(p.getStoredType().getRank() -
                                           p.getDeclaredType().getRank())});
-  Value gradNorm = emitGlobalNorm(g, grads, f32, columnNorms);
-  llvm::SmallVector<Value> clipped = emitClipping(g, config, slotsInfo, gradNorm);
-  for (auto [info, c] : llvm::zip(slotsInfo, clipped)) info.grad = c;
-  // --shard-optimizer (ZeRO stage 1): every rank has the whole reduced gradient (the tree's,
-  // so the norms, clipping and SAM above are one process's), updates only its block of each
-  // sharded parameter with its block of the state, and the ranks then gather the parameter.
-  // The update is elementwise, so a block's new values are the whole update's bits.
+  // --shard-optimizer (ZeRO stage 1): a scattered parameter's gradient is this rank's block
+  // of its rows (the reduce-scatter's, the tree's bits); the norm sums every gradient by
+  // blocks of rows (as the unsharded step does), the rank's blocks' shares all-gathered.
+  // Clipping is elementwise or per layer, so a block clips as the whole does.
+  llvm::SmallVector<bool> blocks;
+  for (step::ParamOp p : paramOps) blocks.push_back(scattered(p));
+  NormOptions how;
+  how.byColumns = columnNorms;
+  how.rowBlocks = dataParallel && columnNorms;
+  if (llvm::is_contained(blocks, true)) {
+    how.blocks = blocks;
+    how.parts = shards;
+  }
+  Value gradNorm = emitGlobalNorm(g, grads, f32, how);
   for (auto [p, info] : llvm::zip(paramOps, slotsInfo))
-    if (sharded(p)) {
+    if (scattered(p)) {
+      info.wholeValue = info.value;
+      info.value = g.one<step::RankShardOp>({info.value}, {g.i64Attr("parts", shards)});
+    }
+  llvm::SmallVector<Value> clipped = emitClipping(g, config, slotsInfo, gradNorm, how);
+  for (auto [info, c] : llvm::zip(slotsInfo, clipped)) info.grad = c;
+  // Each rank updates only its block of each sharded parameter with its block of the state,
+  // and the ranks then gather the parameter. The update is elementwise, so a block's new
+  // values are the whole update's bits. A sharded parameter that is not scattered has the
+  // whole reduced gradient (the tree's): its block is cut here.
+  for (auto [p, info] : llvm::zip(paramOps, slotsInfo))
+    if (sharded(p) && !scattered(p)) {
       info.value = g.one<step::RankShardOp>({info.value}, {g.i64Attr("parts", shards)});
       info.grad = g.one<step::RankShardOp>({info.grad}, {g.i64Attr("parts", shards)});
     }

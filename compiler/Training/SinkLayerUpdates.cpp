@@ -337,8 +337,10 @@ bool Sinker::valid(Operation *op) {
 // Whether `use` is a reduction's wait reading a moved start: the starts' results come out of
 // the repeat stacked, for the wait after it.
 bool Sinker::isWaitOfStart(mlir::OpOperand &use) {
-  return llvm::isa<step::AllReduceWaitOp>(use.getOwner()) &&
-         use.get().getDefiningOp<step::AllReduceStartOp>();
+  return (llvm::isa<step::AllReduceWaitOp>(use.getOwner()) &&
+          use.get().getDefiningOp<step::AllReduceStartOp>()) ||
+         (llvm::isa<step::ReduceScatterWaitOp>(use.getOwner()) &&
+          use.get().getDefiningOp<step::ReduceScatterStartOp>());
 }
 
 step::RepeatOp Sinker::run() {
@@ -357,7 +359,9 @@ step::RepeatOp Sinker::run() {
       }
       continue;
     }
-    bool start = llvm::isa<step::AllReduceStartOp>(op);
+    // A reduce-scatter's start reads its owners table as a stacked operand: the layer's
+    // slice names the layer's owner.
+    bool start = llvm::isa<step::AllReduceStartOp, step::ReduceScatterStartOp>(op);
     if ((!isElementwise(op) && !start) || type.getRank() == 0 || type.getDimSize(0) != count)
       continue;
     if (llvm::all_of(op->getOperands(),

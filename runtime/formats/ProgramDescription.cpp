@@ -202,11 +202,17 @@ std::string writeProgramDescription(const ProgramDescription &d) {
     root.add("allReduceBytes", num(static_cast<double>(info.allReduceBytes)));
     if (info.overlappedReductions > 0)
       root.add("overlappedReductions", num(static_cast<double>(info.overlappedReductions)));
+    if (info.reduceScatters > 0) {
+      root.add("reduceScatters", num(static_cast<double>(info.reduceScatters)));
+      root.add("reduceScatterBytes", num(static_cast<double>(info.reduceScatterBytes)));
+    }
   }
   if (info.shardedOver > 0) {
     root.add("shardedOver", num(static_cast<double>(info.shardedOver)));
     root.add("allGathers", num(static_cast<double>(info.allGathers)));
     root.add("allGatherBytes", num(static_cast<double>(info.allGatherBytes)));
+    if (info.normShareGathers > 0)
+      root.add("normShareGathers", num(static_cast<double>(info.normShareGathers)));
   }
   if (!info.offload.empty()) {
     JsonValue list = JsonValue::array();
@@ -355,11 +361,17 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
     info.allReduceBytes = r.integer(root, "allReduceBytes");
     if (const JsonValue *o = root.find("overlappedReductions"); o && o->isNumber())
       info.overlappedReductions = r.integer(root, "overlappedReductions");
+    if (const JsonValue *o = root.find("reduceScatters"); o && o->isNumber()) {
+      info.reduceScatters = r.integer(root, "reduceScatters");
+      info.reduceScatterBytes = r.integer(root, "reduceScatterBytes");
+    }
   }
   if (const JsonValue *e = root.find("shardedOver"); e && e->isNumber()) {
     info.shardedOver = r.integer(root, "shardedOver");
     info.allGathers = r.integer(root, "allGathers");
     info.allGatherBytes = r.integer(root, "allGatherBytes");
+    if (const JsonValue *n = root.find("normShareGathers"); n && n->isNumber())
+      info.normShareGathers = r.integer(root, "normShareGathers");
   }
   if (const JsonValue *a = root.find("offload"); a && a->isArray()) {
     for (const JsonValue &o : a->items) {

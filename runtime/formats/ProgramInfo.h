@@ -141,11 +141,18 @@ struct ProgramInfo {
   /// Of those, the reductions that start as soon as their sums exist, on the runtime's
   /// reduction thread, overlapping the rest of the backward (0: all run after it).
   int64_t overlappedReductions = 0;
+  /// --shard-optimizer: the gradients reduce-scattered instead (each rank receives only the
+  /// sums of its block of rows) and their bytes; started as the reductions are.
+  int64_t reduceScatters = 0;
+  int64_t reduceScatterBytes = 0;
   /// --shard-optimizer: the ranks the state is split over (0: none; a run needs exactly that
   /// many), and the all-gathers of the updated parameters one step issues and their bytes.
   int64_t shardedOver = 0;
   int64_t allGathers = 0;
   int64_t allGatherBytes = 0;
+  /// The gathers of the gradient norms' shares (--shard-optimizer: each rank's blocks' sums of
+  /// squares, a float per parameter and rank).
+  int64_t normShareGathers = 0;
   /// Offload (empty: everything on the device). `offloadMode` is "planned" (double-buffered,
   /// the next layer's transfer overlapping this layer's work) or "sync" (copied in when used,
   /// back after); `offloadTransferBytes` the bytes one step moves each way as planned;

@@ -141,8 +141,14 @@ std::string infoText(const StepProgram &program) {
                  : "mpirun -np N splits the " + std::to_string(info.dataParallelMicroBatches) +
                        " micro-batches (N a power of two dividing them)") +
             "; each step all-reduces " +
-            std::to_string(info.allReduces) + " buffers, " +
-            formatBytes(static_cast<double>(info.allReduceBytes)) + ", in a fixed tree" +
+            std::to_string(info.allReduces) + (info.allReduces == 1 ? " buffer, " : " buffers, ") +
+            formatBytes(static_cast<double>(info.allReduceBytes)) +
+            (info.reduceScatters > 0
+                 ? " and reduce-scatters " + std::to_string(info.reduceScatters) + ", " +
+                       formatBytes(static_cast<double>(info.reduceScatterBytes)) +
+                       " (each rank receives the sums of its block of rows only)"
+                 : "") +
+            ", in a fixed tree" +
             (info.overlappedReductions > 0
                  ? ", each started as soon as its sum exists, overlapping the rest of the "
                    "backward"
@@ -151,6 +157,11 @@ std::string infoText(const StepProgram &program) {
                                        " updated parameters, " +
                                        formatBytes(static_cast<double>(info.allGatherBytes))
                                  : "") +
+            (info.normShareGathers > 0
+                 ? " and " + std::to_string(info.normShareGathers) +
+                       " of the gradient norms' partial sums (a float per rank and parameter, "
+                       "per column with AGC)"
+                 : "") +
             "\n";
   if (!info.offloadSummary.empty()) text += "device memory: " + info.offloadSummary + "\n";
   if (!info.offload.empty()) {

@@ -44,6 +44,14 @@
 // theirs.
 // It shares the ids' sequence with the all-reduces (one order of collectives per step).
 //
+// --shard-optimizer's reduce-scatter reaches here as a copy marked "reduce_scatter_start",
+// right after a call `stepc_reduce_scatter_owner(first, per)` (the owner of its first float
+// and how many floats each owner has, in blocks); the two become
+//
+//   stepc_reduce_scatter_start_f32(input, started, first, per, id)
+//
+// and its wait is the all-reduce's. They count as reduce-scatters in the description.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/Common/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -68,6 +76,19 @@ constexpr llvm::StringLiteral kAllReduce = "stepc_all_reduce_sum_f32";
 constexpr llvm::StringLiteral kAllGather = "stepc_all_gather_f32";
 constexpr llvm::StringLiteral kStart = "stepc_all_reduce_start_f32";
 constexpr llvm::StringLiteral kWait = "stepc_all_reduce_wait_f32";
+constexpr llvm::StringLiteral kScatter = "stepc_reduce_scatter_start_f32";
+constexpr llvm::StringLiteral kOwner = "stepc_reduce_scatter_owner";  // StepToLinalg's
+
+// The owner call the lowering put before a reduce-scatter's start, or null: the nearest call
+// before `copy` in its block, with no other collective in between.
+mlir::func::CallOp ownerCall(mlir::linalg::CopyOp copy) {
+  for (mlir::Operation *op = copy->getPrevNode(); op; op = op->getPrevNode()) {
+    if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op))
+      if (call.getCallee() == kOwner) return call;
+    if (op->hasAttr("step.collective")) return nullptr;
+  }
+  return nullptr;
+}
 
 // True if `op`, or the op of `block` that holds it, comes before `point` (in `block`).
 bool before(mlir::Operation *op, mlir::Operation *point) {
@@ -117,20 +138,23 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       auto callee = module.lookupSymbol<mlir::func::FuncOp>(name);
       if (!callee) {
         mlir::OpBuilder top = mlir::OpBuilder::atBlockEnd(module.getBody());
-        callee = top.create<mlir::func::FuncOp>(
-            module.getLoc(), name, top.getFunctionType({unranked, unranked, top.getI64Type()}, {}));
+        llvm::SmallVector<mlir::Type> args{unranked, unranked, top.getI64Type()};
+        if (name == kScatter) args.append({top.getI64Type(), top.getI64Type()});
+        callee = top.create<mlir::func::FuncOp>(module.getLoc(), name,
+                                                top.getFunctionType(args, {}));
         callee.setPrivate();
         callee->setAttr("llvm.emit_c_interface", b.getUnitAttr());
       }
       return callee;
     };
-    int64_t bytes = 0, id = 0, gathers = 0, gatherBytes = 0, waits = 0, starts = 0;
+    int64_t bytes = 0, id = 0, gathers = 0, gatherBytes = 0, waits = 0, starts = 0,
+            scatters = 0, scatterBytes = 0, shareGathers = 0;
     for (mlir::linalg::CopyOp copy : copies) {
       auto attr = copy->getAttrOfType<mlir::StringAttr>(kCollective);
       llvm::StringRef kind = attr.getValue();
       bool gather = kind == "all_gather", start = kind == "all_reduce_start",
-           wait = kind == "all_reduce_wait";
-      if (kind != "all_reduce_sum" && !gather && !start && !wait) {
+           wait = kind == "all_reduce_wait", scatter = kind == "reduce_scatter_start";
+      if (kind != "all_reduce_sum" && !gather && !start && !wait && !scatter) {
         copy.emitError() << "unknown collective '" << attr.getValue() << "'";
         return signalPassFailure();
       }
@@ -147,13 +171,28 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
         return signalPassFailure();
       }
       mlir::Location loc = copy.getLoc();
+      mlir::func::CallOp owner = scatter ? ownerCall(copy) : nullptr;
+      bool shares = gather && copy->hasAttr("step.norm_shares");  // the norms', not parameters
+      if (scatter && (!owner || !owner->use_empty())) {
+        copy.emitError() << "a reduce-scatter's start without its owner call before it (a "
+                            "compiler bug)";
+        return signalPassFailure();
+      }
       b.setInsertionPoint(copy);
       mlir::Value inView = b.create<mlir::memref::CastOp>(loc, unranked, in);
       mlir::Value outView = b.create<mlir::memref::CastOp>(loc, unranked, out);
       mlir::Value index = b.create<mlir::arith::ConstantIntOp>(loc, id++, 64);
-      llvm::StringRef callee = gather ? kAllGather : start ? kStart : wait ? kWait : kAllReduce;
-      auto call = b.create<mlir::func::CallOp>(loc, declare(callee),
-                                               mlir::ValueRange{inView, outView, index});
+      llvm::StringRef callee = gather  ? kAllGather
+                               : start ? kStart
+                               : wait  ? kWait
+                               : scatter ? kScatter
+                                         : kAllReduce;
+      llvm::SmallVector<mlir::Value> args{inView, outView, index};
+      if (scatter) {
+        args.insert(args.begin() + 2, owner.getOperands().begin(), owner.getOperands().end());
+        owner.erase();
+      }
+      auto call = b.create<mlir::func::CallOp>(loc, declare(callee), args);
       copy.erase();
       if (wait) {  // its starts counted the reduction
         ++waits;
@@ -166,10 +205,18 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
         if (std::optional<int64_t> n = mlir::constantTripCount(
                 loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
           trips *= *n;
-      (gather ? gatherBytes : bytes) += type.getNumElements() * 4 * trips;
+      if (shares) {
+        ++shareGathers;
+        continue;
+      }
+      (gather ? gatherBytes : scatter ? scatterBytes : bytes) += type.getNumElements() * 4 * trips;
       gathers += gather;
       starts += start;
+      scatters += scatter;
     }
+    if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(kOwner);
+        decl && decl.isDeclaration() && decl.symbolKnownUseEmpty(module))
+      decl.erase();
     auto text = module->getAttrOfType<mlir::StringAttr>("step.program");
     if (!text) return;  // a bare module (a lit test of this pass alone)
     rt::ProgramDescription d;
@@ -177,7 +224,10 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       module.emitError("bad `step.program` description: ") << s.message();
       return signalPassFailure();
     }
-    d.info.allReduces = id - gathers - waits;
+    d.info.allReduces = id - gathers - waits - scatters - shareGathers;
+    d.info.normShareGathers = shareGathers;
+    d.info.reduceScatters = scatters;
+    d.info.reduceScatterBytes = scatterBytes;
     d.info.overlappedReductions = starts;
     d.info.allReduceBytes = bytes;
     d.info.allGathers = gathers;

@@ -216,12 +216,15 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
       // Library calls (GEMMs) are profiled per call site, named by their shapes.
       host.walk([&](mlir::func::CallOp call) {
         bool gather = call.getCallee().starts_with("stepc_all_gather");
-        if (call.getCallee().starts_with("stepc_all_reduce") || gather) {  // CollectivesToRuntime
+        bool scatter = call.getCallee().starts_with("stepc_reduce_scatter_start");
+        if (call.getCallee().starts_with("stepc_all_reduce") || gather || scatter) {
+          // CollectivesToRuntime's calls
           mlir::Value in = call.getOperand(gather ? 1 : 0);
           if (auto cast = in.getDefiningOp<mlir::memref::CastOp>()) in = cast.getSource();
           profile(module, call, profileNames.size());
           llvm::StringRef callee = call.getCallee();
-          std::string name = gather                                    ? "all_gather "
+          std::string name = gather    ? "all_gather "
+                             : scatter ? "reduce_scatter_start "
                              : callee.starts_with("stepc_all_reduce_start") ? "all_reduce_start "
                              : callee.starts_with("stepc_all_reduce_wait")  ? "all_reduce_wait "
                                                                             : "all_reduce ";

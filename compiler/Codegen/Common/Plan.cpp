@@ -111,6 +111,15 @@ class PlanPrinter {
               << "\n";
           continue;
         }
+        if (call.getCallee().starts_with("stepc_reduce_scatter_start")) {
+          llvm::APInt id;
+          bool known = mlir::matchPattern(call.getOperand(4), mlir::m_ConstantInt(&id));
+          os_ << indent << "reduce-scatter " << (known ? std::to_string(id.getSExtValue()) : "?")
+              << " starts (each row's sum over the ranks to the rank that owns it, fixed tree, "
+                 "in the background) "
+              << operands(call) << "\n";
+          continue;
+        }
         if (call.getCallee().starts_with("stepc_all_reduce")) {
           llvm::APInt id;
           bool known = mlir::matchPattern(call.getOperand(2), mlir::m_ConstantInt(&id));

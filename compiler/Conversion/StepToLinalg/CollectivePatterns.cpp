@@ -95,6 +95,7 @@ struct AllGatherLowering : mlir::OpRewritePattern<step::AllGatherOp> {
                                                                 offsets, sizes, strides);
     auto copy = rw.create<mlir::linalg::CopyOp>(loc, placed, empty());
     copy->setAttr(kCollectiveAttr, rw.getStringAttr("all_gather"));
+    if (op->hasAttr("step.norm_shares")) copy->setAttr("step.norm_shares", rw.getUnitAttr());
     rw.replaceOp(op, copy->getResults());
     return mlir::success();
   }
@@ -124,6 +125,56 @@ struct LastMicroBatchLowering : mlir::OpRewritePattern<step::LastMicroBatchOp> {
   }
 };
 
+// The first owner of a reduce-scatter's rows and how many floats each owner has, handed to
+// the runtime by a call `stepc_reduce_scatter_owner(first, per) -> i64` right before the start's
+// marked copy (CollectivesToRuntime folds the two into one call). Owners come in `parts`
+// blocks of rows (the op's contract): a table with a row per input row gives the first and the
+// blocks' size, and a layer's slice of a stacked table names one owner for all its rows.
+struct ReduceScatterStartLowering : mlir::OpRewritePattern<step::ReduceScatterStartOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::ReduceScatterStartOp op,
+                                      mlir::PatternRewriter &rw) const override {
+    auto type = llvm::cast<mlir::RankedTensorType>(op.getResult().getType());
+    auto owners = llvm::cast<mlir::RankedTensorType>(op.getOwners().getType());
+    mlir::Location loc = op.getLoc();
+    llvm::SmallVector<mlir::Value> origin(owners.getRank(),
+                                          rw.create<mlir::arith::ConstantIndexOp>(loc, 0));
+    mlir::Value first = rw.create<mlir::tensor::ExtractOp>(loc, op.getOwners(), origin);
+    int64_t tableRows = owners.getRank() == 0 ? 1 : owners.getDimSize(0);
+    int64_t floats = type.getNumElements();
+    int64_t perOwner = tableRows == 1 ? floats : floats / op.getParts();
+    mlir::Value per = rw.create<mlir::arith::ConstantIntOp>(loc, perOwner, 64);
+    callRuntimeI64(rw, op, "stepc_reduce_scatter_owner", mlir::ValueRange{first, per});
+    mlir::Value init =
+        rw.create<mlir::tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+    auto copy = rw.create<mlir::linalg::CopyOp>(loc, op.getInput(), init);
+    copy->setAttr(kCollectiveAttr, rw.getStringAttr("reduce_scatter_start"));
+    rw.replaceOp(op, copy->getResults());
+    return mlir::success();
+  }
+};
+
+// The wait: every reduction in the whole stack waited for (a marked "all_reduce_wait" copy, the
+// same runtime call as the all-reduce's), then this rank's block of the rows.
+struct ReduceScatterWaitLowering : mlir::OpRewritePattern<step::ReduceScatterWaitOp> {
+  using OpRewritePattern::OpRewritePattern;
+  mlir::LogicalResult matchAndRewrite(step::ReduceScatterWaitOp op,
+                                      mlir::PatternRewriter &rw) const override {
+    auto whole = llvm::cast<mlir::RankedTensorType>(op.getInput().getType());
+    auto block = llvm::cast<mlir::RankedTensorType>(op.getResult().getType());
+    mlir::Location loc = op.getLoc();
+    mlir::Value init =
+        rw.create<mlir::tensor::EmptyOp>(loc, whole.getShape(), whole.getElementType());
+    auto copy = rw.create<mlir::linalg::CopyOp>(loc, op.getInput(), init);
+    copy->setAttr(kCollectiveAttr, rw.getStringAttr("all_reduce_wait"));
+    llvm::SmallVector<mlir::OpFoldResult> offsets, sizes, strides;
+    blockSlice(rw, blockStart(rw, op, block.getDimSize(0)), block, offsets, sizes, strides);
+    rw.replaceOpWithNewOp<mlir::tensor::ExtractSliceOp>(op, block, copy.getResult(0), offsets,
+                                                        sizes, strides);
+    return mlir::success();
+  }
+};
+
 }  // namespace
 
 void populateCollectivePatterns(mlir::RewritePatternSet &patterns) {
@@ -131,7 +182,8 @@ void populateCollectivePatterns(mlir::RewritePatternSet &patterns) {
   patterns.add<MarkedCopyLowering<step::AllReduceOp>>(ctx, "all_reduce_sum");
   patterns.add<MarkedCopyLowering<step::AllReduceStartOp>>(ctx, "all_reduce_start");
   patterns.add<MarkedCopyLowering<step::AllReduceWaitOp>>(ctx, "all_reduce_wait");
-  patterns.add<RankShardLowering, AllGatherLowering, LastMicroBatchLowering>(ctx);
+  patterns.add<RankShardLowering, AllGatherLowering, LastMicroBatchLowering,
+               ReduceScatterStartLowering, ReduceScatterWaitLowering>(ctx);
 }
 
 }  // namespace stepc::lowering

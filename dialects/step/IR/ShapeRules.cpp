@@ -443,9 +443,11 @@ STEP_INFER(EmbeddingGradOp) {
   return success();
 }
 
-// step.rank_shard and step.all_gather: the first axis divided by / multiplied by `parts`.
-STEP_INFER(RankShardOp) {
-  Reporter r{loc};
+// step.rank_shard, step.reduce_scatter_wait and step.all_gather: the first axis divided by /
+// multiplied by `parts`.
+template <typename Adaptor>
+static LogicalResult inferRankBlock(MLIRContext *ctx, const Reporter &r, Adaptor adaptor,
+                                    SmallVectorImpl<Type> &out) {
   if (failed(checkAttrs(ctx, r, adaptor))) return failure();
   auto in = ranked(r, adaptor.getInput(), "the input");
   if (!in) return failure();
@@ -456,6 +458,32 @@ STEP_INFER(RankShardOp) {
   SmallVector<int64_t> shape(in->getShape());
   shape[0] /= parts;
   out.push_back(RankedTensorType::get(shape, in->getElementType()));
+  return success();
+}
+STEP_INFER(RankShardOp) { return inferRankBlock(ctx, Reporter{loc}, adaptor, out); }
+STEP_INFER(ReduceScatterWaitOp) { return inferRankBlock(ctx, Reporter{loc}, adaptor, out); }
+
+// step.reduce_scatter_start: the input's type; `owners` is 1 along every axis but the first,
+// which is the input's or 1.
+STEP_INFER(ReduceScatterStartOp) {
+  Reporter r{loc};
+  if (failed(checkAttrs(ctx, r, adaptor))) return failure();
+  auto in = ranked(r, adaptor.getInput(), "the input");
+  auto owners = ranked(r, adaptor.getOwners(), "the owners");
+  if (!in || !owners) return failure();
+  bool ok = owners->getRank() == in->getRank();
+  for (int64_t d = 0; ok && d < owners->getRank(); ++d)
+    ok = owners->getDimSize(d) == 1 || (d == 0 && owners->getDimSize(0) == in->getDimSize(0));
+  if (!ok)
+    return r.fail("expected owners of the input's rank, 1 along every axis but the first and "
+                  "along the first 1 or the input's ",
+                  in->getRank() ? in->getDimSize(0) : 1, ", found shape ",
+                  shapeString(owners->getShape()), " for input ", shapeString(in->getShape()));
+  int64_t parts = adaptor.getParts();
+  if (owners->getRank() > 0 && owners->getDimSize(0) > 1 && in->getDimSize(0) % parts != 0)
+    return r.fail("expected a first axis that parts = ", parts, " divides, found shape ",
+                  shapeString(in->getShape()));
+  out.push_back(*in);
   return success();
 }
 

@@ -139,6 +139,8 @@ STEP_TENSOR_OP_ASM(AllGatherOp)
 STEP_TENSOR_OP_ASM(AllReduceStartOp)
 STEP_TENSOR_OP_ASM(AllReduceWaitOp)
 STEP_TENSOR_OP_ASM(LastMicroBatchOp)
+STEP_TENSOR_OP_ASM(ReduceScatterStartOp)
+STEP_TENSOR_OP_ASM(ReduceScatterWaitOp)
 #undef STEP_TENSOR_OP_ASM
 
 //===----------------------------------------------------------------------===//

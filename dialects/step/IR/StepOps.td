@@ -718,6 +718,45 @@ def Step_AllReduceWaitOp : Step_TensorOp<"all_reduce_wait"> {
   let results = (outs TensorOf<[F32]>:$result);
 }
 
+def Step_ReduceScatterStartOp : Step_TensorOp<"reduce_scatter_start"> {
+  let summary = "issues the sum over the ranks of each row of a tensor, for the rank that owns it";
+  let description = [{
+    step.all_reduce_start for --shard-optimizer (ZeRO stage 1): the sum over the ranks of
+    row i of `input` (its first axis) is needed only on rank `owners[i]`, which updates that
+    row; the other ranks only send theirs. `owners` has the input's rank, 1 along every axis
+    but the first, and along the first either the input's size (an owner per row, which must
+    be rank r for the r-th of `parts` equal blocks of rows: a whole gradient) or 1 (one owner
+    for all: one layer's gradient inside a repeat, a stacked table sliced per layer). The runtime sums each row in the same fixed tree as
+    step.all_reduce (the bits of one process), by recursive halving: each rank sends about
+    (N − 1)/N of the tensor instead of an all-reduce's tree up and down. The result is only
+    for step.reduce_scatter_wait. With one process it is the identity. Not differentiable.
+
+    ```mlir
+    %t = step.reduce_scatter_start %grad, %owners {parts = 2} : tensor<8x32xf32>, tensor<8x1xi64> -> tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$input, TensorOf<[I64]>:$owners,
+                       ConfinedAttr<Step_I64Attr, [IntPositive]>:$parts);
+  let results = (outs TensorOf<[F32]>:$result);
+}
+
+def Step_ReduceScatterWaitOp : Step_TensorOp<"reduce_scatter_wait"> {
+  let summary = "this rank's block of the sums step.reduce_scatter_start issued";
+  let description = [{
+    Waits for the reductions started in `input` (one step.reduce_scatter_start's result, or
+    several stacked along the first axis by a repeat) and returns this rank's block of their
+    sums: rows [r·n/parts, (r+1)·n/parts) of the first axis, the rows the starts' owners give
+    rank r. Bit for bit step.rank_shard of step.all_reduce of the same tensors. Not
+    differentiable.
+
+    ```mlir
+    %mine = step.reduce_scatter_wait %started {parts = 2} : tensor<8x256x32xf32> -> tensor<4x256x32xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32]>:$input, ConfinedAttr<Step_I64Attr, [IntPositive]>:$parts);
+  let results = (outs TensorOf<[F32]>:$result);
+}
+
 def Step_LastMicroBatchOp : Step_TensorOp<"last_micro_batch"> {
   let summary = "this rank's last micro-batch of a tensor split into micro-batches";
   let description = [{

@@ -39,14 +39,24 @@ Status BackgroundReductions::reduce(Reduction &r) {
   // After a failure the ranks are out of step: no further messages (the step fails with the
   // first error, and the run ends).
   if (!failed_.ok()) return failed_;
+  // Fast mode sums a reduce-scatter's floats everywhere (the library's all-reduce: more bytes,
+  // and its own order anyway).
   Status s = mode_ == AllReduceMode::kFast
                  ? ranks_.allReduceSumFast(r.data, r.elements, r.id)
+             : r.per > 0
+                 ? reduceScatterSum(ranks_, r.data, r.elements, r.first, r.per, r.id, scratch_,
+                                    received_)
                  : allReduceSum(ranks_, r.data, r.elements, r.id, scratch_);
   if (!s.ok()) failed_ = s;
   return s;
 }
 
 int64_t BackgroundReductions::start(float *data, int64_t n, int64_t id) {
+  return start(data, n, id, 0, 0);
+}
+
+int64_t BackgroundReductions::start(float *data, int64_t n, int64_t id, int64_t first,
+                                    int64_t per) {
   Reduction *r;
   int64_t ticket;
   {
@@ -59,6 +69,8 @@ int64_t BackgroundReductions::start(float *data, int64_t n, int64_t id) {
     r->data = data;
     r->elements = n;
     r->id = id;
+    r->first = first;
+    r->per = per;
     r->done = r->waited = false;
     r->status = Status();
     if (thread_.joinable()) {

@@ -47,6 +47,9 @@ class BackgroundReductions {
   /// reduction in the step (the ranks check they agree). `data` must stay untouched until the
   /// wait. Returns the ticket.
   int64_t start(float *data, int64_t n, int64_t id);
+  /// A reduce-scatter instead (reduceScatterSum): floats [k·per, (k+1)·per) are summed only
+  /// on rank first + k. Waited for like a reduction.
+  int64_t start(float *data, int64_t n, int64_t id, int64_t first, int64_t per);
   /// The ticket of the newest reduction of this step whose buffer starts at `data`, or -1.
   int64_t find(const float *data);
   /// The floats a ticket's reduction covers, or -1 for a ticket that was not started.
@@ -61,6 +64,7 @@ class BackgroundReductions {
   struct Reduction {
     float *data = nullptr;
     int64_t elements = 0, id = 0;
+    int64_t first = 0, per = 0;  // a reduce-scatter's owners (per = 0: an all-reduce)
     bool done = false, waited = false;
     Status status;
   };
@@ -69,7 +73,7 @@ class BackgroundReductions {
 
   Communicator &ranks_;
   AllReduceMode mode_;
-  std::vector<float> scratch_;
+  std::vector<float> scratch_, received_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::unique_ptr<Reduction>> reductions_;  // by ticket; reused step to step

@@ -1,6 +1,7 @@
 //===- Collectives.cpp - the tree all-reduce and the all-gather -----------===//
 #include "runtime/hal/cpu/Collectives.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/hal/cpu/BackgroundReductions.h"
@@ -123,6 +124,69 @@ Status allGather(Communicator &c, float *whole, int64_t blockElements, int64_t i
   return {};
 }
 
+Status reduceScatterSum(Communicator &c, float *data, int64_t n, int64_t first, int64_t per,
+                        int64_t id, std::vector<float> &send, std::vector<float> &receive) {
+  int rank = c.rank(), size = c.size();
+  if (size & (size - 1))
+    return Status::error("the reduce-scatter needs a power-of-two rank count, found " +
+                         std::to_string(size));
+  if (per <= 0 || n % per != 0 || first < 0 || first + n / per > size)
+    return Status::error("reduce-scatter " + std::to_string(id) + ": owners " +
+                         std::to_string(first) + " + [0, " + std::to_string(n / std::max<int64_t>(per, 1)) +
+                         ") of " + std::to_string(n) + " floats do not fit " +
+                         std::to_string(size) + " ranks (a compiler bug, or another rank count)");
+  Header mine{id, n};
+  int64_t owners = n / per;
+  for (int d = 1; d < size; d *= 2) {
+    int peer = rank ^ d;
+    // The owners both still hold agree with both ranks below bit d; bit d says who keeps.
+    auto held = [&](int64_t o) { return (o & (d - 1)) == (rank & (d - 1)); };
+    size_t out = 0, in = 0;
+    for (int64_t k = 0; k < owners; ++k) {
+      int64_t o = first + k;
+      if (!held(o)) continue;
+      ((o & d) == (rank & d) ? in : out) += static_cast<size_t>(per);
+    }
+    if (out == 0 && in == 0) continue;
+    send.resize(out);
+    receive.resize(in);
+    size_t at = 0;
+    for (int64_t k = 0; k < owners; ++k) {
+      int64_t o = first + k;
+      if (held(o) && (o & d) != (rank & d)) {
+        std::memcpy(send.data() + at, data + k * per, static_cast<size_t>(per) * sizeof(float));
+        at += static_cast<size_t>(per);
+      }
+    }
+    auto give = [&]() -> Status {
+      if (out == 0) return {};
+      if (Status s = c.send(&mine, sizeof mine, peer); !s.ok()) return s;
+      return c.send(send.data(), out * sizeof(float), peer);
+    };
+    auto take = [&]() -> Status {
+      if (in == 0) return {};
+      Header theirs{};
+      if (Status s = c.receive(&theirs, sizeof theirs, peer); !s.ok()) return s;
+      if (Status s = checkHeader(theirs, mine, peer, rank, "reduce-scatter"); !s.ok()) return s;
+      return c.receive(receive.data(), in * sizeof(float), peer);
+    };
+    // Blocking sends: the lower rank sends first, the higher receives first.
+    Status s = rank < peer ? give() : take();
+    if (s.ok()) s = rank < peer ? take() : give();
+    if (!s.ok()) return s;
+    at = 0;
+    for (int64_t k = 0; k < owners; ++k) {
+      int64_t o = first + k;
+      if (!held(o) || (o & d) != (rank & d)) continue;
+      float *row = data + k * per;
+      const float *theirs = receive.data() + at;
+      for (int64_t i = 0; i < per; ++i) row[i] = row[i] + theirs[i];
+      at += static_cast<size_t>(per);
+    }
+  }
+  return {};
+}
+
 bool takeCollectiveError(std::string &message) {
   if (gError.empty()) return false;
   message = std::move(gError);
@@ -216,6 +280,27 @@ extern "C" void _mlir_ciface_stepc_all_reduce_start_f32(StepcUnrankedF32 *input,
     std::memmove(out.data(), in.data(), static_cast<size_t>(n) * sizeof(float));
   if (!gCommunicator || gCommunicator->size() == 1) return;  // one rank: the sum is the input
   background().start(out.data(), n, id);
+}
+
+extern "C" void _mlir_ciface_stepc_reduce_scatter_start_f32(StepcUnrankedF32 *input,
+                                                             StepcUnrankedF32 *started,
+                                                             int64_t first, int64_t per,
+                                                             int64_t id) {
+  using namespace stepc::rt;
+  if (!gError.empty()) return;
+  F32View in(*input), out(*started);
+  int64_t n = in.elements();
+  if (!in.contiguous() || !out.contiguous() || n != out.elements() || n == 0 || per <= 0 ||
+      n % per != 0) {
+    gError = "reduce-scatter " + std::to_string(id) + ": expected two contiguous non-empty "
+             "buffers of the same size in blocks of " + std::to_string(per) +
+             " floats (a compiler bug)";
+    return;
+  }
+  if (in.data() != out.data())
+    std::memmove(out.data(), in.data(), static_cast<size_t>(n) * sizeof(float));
+  if (!gCommunicator || gCommunicator->size() == 1) return;  // one rank owns every sum
+  background().start(out.data(), n, id, first, per);
 }
 
 extern "C" void _mlir_ciface_stepc_all_reduce_wait_f32(StepcUnrankedF32 *started,

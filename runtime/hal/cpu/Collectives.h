@@ -30,6 +30,22 @@
 // recursive doubling (log2 N exchanges, each of the blocks gathered so far). It moves bits and
 // adds nothing, so the parameters stay one process's.
 //
+// The gradients of those parameters are reduce-scattered, not all-reduced: the sum of each
+// float is needed only on the rank that updates it (its owner), by
+//
+//   stepc_reduce_scatter_start_f32(input, started, first, per, id)
+//
+// (floats [k·per, (k+1)·per) of the buffer belong to rank first + k: a whole gradient's
+// blocks, or one layer's gradient, all of it one rank's), and its all-reduce wait. It is the
+// same tree, by recursive halving: at distance d = 1, 2, 4, ... rank r and r XOR d split the
+// floats they both still hold by bit d of the owner, each sends the other's half and adds the
+// half it receives to its own. After distance d rank r holds the sum over its aligned group of
+// 2d ranks, and that group's two halves are the two subtrees the all-reduce adds at that
+// level: ((r0 + r1) + (r2 + r3)) again (IEEE addition is commutative, so which rank's partial
+// is on the left does not matter). Each rank sends (N − 1)/N of the buffer, where the
+// all-reduce's tree sends it up and down; the floats a rank does not own end as partial sums
+// nobody reads.
+//
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_RUNTIME_HAL_CPU_COLLECTIVES_H
 #define STEPC_RUNTIME_HAL_CPU_COLLECTIVES_H
@@ -96,6 +112,12 @@ Status allReduceSum(Communicator &c, float *data, int64_t n, int64_t id,
 /// two. `id` numbers the collective in the step (the ranks check they agree).
 Status allGather(Communicator &c, float *whole, int64_t blockElements, int64_t id);
 
+/// The tree sum over the ranks of `c` of the `n` floats at `data`, kept only where this rank
+/// owns them: floats [k·per, (k+1)·per) belong to rank first + k (see the header). The rank
+/// count must be a power of two. `send` and `receive` are reused scratch.
+Status reduceScatterSum(Communicator &c, float *data, int64_t n, int64_t first, int64_t per,
+                        int64_t id, std::vector<float> &send, std::vector<float> &receive);
+
 /// The first error of a reduction since the last call, and clears it; false if none.
 bool takeCollectiveError(std::string &message);
 
@@ -115,6 +137,13 @@ extern "C" void _mlir_ciface_stepc_all_reduce_start_f32(StepcUnrankedF32 *input,
                                                          StepcUnrankedF32 *started, int64_t id);
 extern "C" void _mlir_ciface_stepc_all_reduce_wait_f32(StepcUnrankedF32 *started,
                                                         StepcUnrankedF32 *output, int64_t id);
+/// The reduce-scatter's start: as stepc_all_reduce_start_f32, each float's sum kept on its
+/// owner only (floats [k·per, (k+1)·per) are rank first + k's); its wait is
+/// stepc_all_reduce_wait_f32.
+extern "C" void _mlir_ciface_stepc_reduce_scatter_start_f32(StepcUnrankedF32 *input,
+                                                             StepcUnrankedF32 *started,
+                                                             int64_t first, int64_t per,
+                                                             int64_t id);
 /// This process's rank (0 without mpirun): where its blocks start (--shard-optimizer).
 extern "C" int64_t stepc_rank();
 extern "C" void _mlir_ciface_stepc_all_gather_f32(StepcUnrankedF32 *placed,

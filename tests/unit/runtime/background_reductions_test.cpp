@@ -67,6 +67,71 @@ TEST(BackgroundReductions, StartedReductionsGiveTheTreesBitsOnEveryRank) {
   }
 }
 
+// The reduce-scatter (--shard-optimizer's gradients) gives each float's owner the bits the
+// all-reduce's tree gives every rank: 4 thread ranks, values whose sums depend on the order,
+// a whole tensor in 4 blocks (first 0) and one layer's tensor owned by one rank (first 2, the
+// whole buffer one block), through the reduction thread and not.
+TEST(BackgroundReductions, TheReduceScatterGivesEachOwnerTheAllReducesBits) {
+  const int kRanks = 4;
+  const int64_t n = 16;
+  // Large terms that cancel and small ones the grouping loses or keeps: (1e8 + 1) + (-1e8 + 1)
+  // is 0, ((1e8 + 1) - 1e8) + 1 is 1.
+  auto value = [](int r, int64_t i) {
+    float big = 1e8f * static_cast<float>(1 + i % 3), small = 1.f + 0.25f * static_cast<float>(i);
+    return r == 0 ? big : r == 2 ? -big : small + static_cast<float>(r);
+  };
+  for (bool threaded : {true, false})
+    for (int64_t first : {0, 2}) {
+      int64_t per = first == 0 ? n / kRanks : n;
+      Mailboxes boxes;
+      std::vector<std::vector<float>> tree(kRanks), scattered(kRanks);
+      std::vector<std::string> errors(kRanks);
+      std::vector<std::thread> ranks;
+      for (int r = 0; r < kRanks; ++r)
+        ranks.emplace_back([&, r] {
+          ThreadCommunicator comm(boxes, r, kRanks);
+          std::vector<float> whole(n), mine(n), scratch;
+          for (int64_t i = 0; i < n; ++i) whole[i] = mine[i] = value(r, i);
+          if (Status s = allReduceSum(comm, whole.data(), n, 1, scratch); !s.ok())
+            errors[r] = s.message();
+          BackgroundReductions reductions(comm, AllReduceMode::kTree, threaded);
+          int64_t t = reductions.start(mine.data(), n, 2, first, per);
+          if (Status s = reductions.wait(t); !s.ok()) errors[r] = s.message();
+          tree[r] = whole;
+          scattered[r] = mine;
+        });
+      for (std::thread &t : ranks) t.join();
+      int owned = 0;
+      for (int r = 0; r < kRanks; ++r) {
+        EXPECT_EQ(errors[r], "") << "rank " << r;
+        for (int64_t i = 0; i < n; ++i) {
+          if (first + i / per != r) continue;
+          ++owned;
+          EXPECT_EQ(bits(scattered[r][i]), bits(tree[r][i]))
+              << "rank " << r << " float " << i << " first " << first << " threaded " << threaded;
+        }
+      }
+      EXPECT_EQ(owned, n);  // every float has exactly one owner, and it was checked
+    }
+  // The grouping is what is checked: some of these sums differ from a left-to-right chain.
+  int differ = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    volatile float v0 = value(0, i), v1 = value(1, i), v2 = value(2, i), v3 = value(3, i);
+    differ += bits((v0 + v1) + (v2 + v3)) != bits(((v0 + v1) + v2) + v3);
+  }
+  EXPECT_GT(differ, 0);
+}
+
+// Owners outside the ranks (another rank count than the program's) fail instead of sending.
+TEST(BackgroundReductions, AReduceScatterWithOwnersBeyondTheRanksFails) {
+  Mailboxes boxes;
+  ThreadCommunicator comm(boxes, 0, 2);
+  std::vector<float> data(8, 1.f), send, receive;
+  Status s = reduceScatterSum(comm, data.data(), 8, 0, 2, 7, send, receive);  // 4 owners
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("do not fit 2 ranks"), std::string::npos) << s.message();
+}
+
 TEST(BackgroundReductions, RanksOutOfStepFailAtTheWaitAndStopTalking) {
   Mailboxes boxes;
   std::vector<std::string> first(2), second(2);

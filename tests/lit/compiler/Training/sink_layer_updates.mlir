@@ -187,3 +187,34 @@ func.func @train_step(%w: tensor<4x3xf32> {step.name = "w", step.role = "param"}
   %new = step.sub %w, %step : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
   return %new : tensor<4x3xf32>
 }
+
+// -----
+
+// Tests --shard-optimizer's reduce-scatter moving in the same way: the start reads its owners
+// table [4, 1] (a rank per layer) as a stacked operand, so each layer's start names the
+// layer's owner ([1], the table's slice); the wait after the repeat gives this rank's block of
+// the layers, and this rank's block of the update stays after it.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[LEVEL:[^:]+]]: tensor<4x3xf32>)
+// CHECK: %[[OWNERS:.+]] = step.constant {value = dense<{{\[\[}}0], [0], [1], [1]]> : tensor<4x1xi64>}
+// CHECK: %[[R:.+]]:2 = step.repeat "cell_grad" 4 ({{.*}}) over (%{{.+}} = %{{.+}} : tensor<4x3xf32>, %[[LI:[^ ]+]] = %[[LEVEL]] : tensor<4x3xf32>, %[[OI:[^ ]+]] = %[[OWNERS]] : tensor<4x1xi64>) reverse attributes {step.stack_over = array<i64: -1>}
+// CHECK: %[[F:.+]] = step.add %[[LI]], %{{.+}} : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+// CHECK-NEXT: %[[T:.+]] = step.reduce_scatter_start %[[F]], %[[OI]] {parts = 2 : i64} : tensor<3xf32>, tensor<1xi64> -> tensor<3xf32>
+// CHECK-NEXT: step.yield %{{.+}}, %[[T]] : tensor<3xf32>, tensor<3xf32>
+// CHECK: %[[MINE:.+]] = step.reduce_scatter_wait %[[R]]#1 {parts = 2 : i64} : tensor<4x3xf32> -> tensor<2x3xf32>
+// CHECK: step.mul %[[MINE]], %{{.+}} : tensor<2x3xf32>
+func.func @train_step(%w: tensor<4x3xf32> {step.name = "w", step.role = "param"},
+                      %dy: tensor<3xf32>, %level: tensor<4x3xf32>)
+    -> (tensor<2x3xf32> {step.name = "w", step.role = "param"}) {
+  %owners = step.constant {value = dense<[[0], [0], [1], [1]]> : tensor<4x1xi64>}
+  %r:2 = step.repeat "cell_grad" 4 (%dh = %dy : tensor<3xf32>) over (%wi = %w : tensor<4x3xf32>) reverse {
+    %g = step.mul %dh, %wi : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+    step.yield %g, %g : tensor<3xf32>, tensor<3xf32>
+  }
+  %f = step.add %level, %r#1 : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  %t = step.reduce_scatter_start %f, %owners {parts = 2} : tensor<4x3xf32>, tensor<4x1xi64> -> tensor<4x3xf32>
+  %mine = step.reduce_scatter_wait %t {parts = 2} : tensor<4x3xf32> -> tensor<2x3xf32>
+  %lr = step.constant {value = dense<1.000000e-01> : tensor<f32>}
+  %step = step.mul %mine, %lr : tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
+  return %step : tensor<2x3xf32>
+}

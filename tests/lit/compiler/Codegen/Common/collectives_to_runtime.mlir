@@ -143,3 +143,29 @@ func.func @overlapped(%stack: memref<4x3xf32>, %out: memref<4x3xf32>) {
   linalg.copy {step.collective = "all_reduce_wait"} ins(%stack : memref<4x3xf32>) outs(%out : memref<4x3xf32>)
   return
 }
+
+// -----
+
+// --shard-optimizer's reduce-scatter: the owner call the lowering put before the start's
+// marked copy (the owner of its first float, and the floats per owner) is folded into the
+// start's call, and its declaration goes; the wait is the all-reduce's.
+// CHECK-LABEL: func.func @scattered
+// CHECK-SAME: (%[[G:.+]]: memref<4x3xf32>, %[[S:.+]]: memref<4x3xf32>, %[[OUT:.+]]: memref<4x3xf32>, %[[FIRST:.+]]: i64)
+// CHECK: %[[PER:.+]] = arith.constant 6 : i64
+// CHECK-NOT: stepc_reduce_scatter_owner
+// CHECK: %[[A:.+]] = memref.cast %[[G]] : memref<4x3xf32> to memref<*xf32>
+// CHECK: %[[B:.+]] = memref.cast %[[S]] : memref<4x3xf32> to memref<*xf32>
+// CHECK: %[[ID:.+]] = arith.constant 0 : i64
+// CHECK: call @stepc_reduce_scatter_start_f32(%[[A]], %[[B]], %[[FIRST]], %[[PER]], %[[ID]])
+// CHECK: call @stepc_all_reduce_wait_f32(
+// CHECK-NOT: stepc_reduce_scatter_owner
+// CHECK: func.func private @stepc_reduce_scatter_start_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-NOT: stepc_reduce_scatter_owner
+func.func private @stepc_reduce_scatter_owner(i64, i64) -> i64
+func.func @scattered(%g: memref<4x3xf32>, %s: memref<4x3xf32>, %out: memref<4x3xf32>, %first: i64) {
+  %per = arith.constant 6 : i64
+  %0 = call @stepc_reduce_scatter_owner(%first, %per) : (i64, i64) -> i64
+  linalg.copy {step.collective = "reduce_scatter_start"} ins(%g : memref<4x3xf32>) outs(%s : memref<4x3xf32>)
+  linalg.copy {step.collective = "all_reduce_wait"} ins(%s : memref<4x3xf32>) outs(%out : memref<4x3xf32>)
+  return
+}

@@ -1,5 +1,6 @@
 // Errors of the data-parallel ops (rank_shard, all_gather, last_micro_batch,
-// all_reduce_start): each case checks which error is reported and where.
+// all_reduce_start, reduce_scatter_start and _wait): each case checks which error is reported
+// and where.
 //
 // RUN: %stepc-opt %s -split-input-file -verify-diagnostics
 
@@ -53,5 +54,23 @@ func.func @last_scalar(%x: tensor<f32>) {
 func.func @start_int(%x: tensor<4xi32>) {
   // expected-error @+1 {{must be tensor of 32-bit float values}}
   %b = step.all_reduce_start %x : tensor<4xi32>
+  return
+}
+
+// -----
+
+// Tests that a reduce-scatter's owners table is one per row or one for all, 1 elsewhere.
+func.func @owners_shape(%x: tensor<4x3xf32>, %o: tensor<4x3xi64>) {
+  // expected-error @+1 {{expected owners of the input's rank, 1 along every axis but the first and along the first 1 or the input's 4, found shape [4, 3] for input [4, 3]}}
+  %b = step.reduce_scatter_start %x, %o {parts = 2} : tensor<4x3xf32>, tensor<4x3xi64>
+  return
+}
+
+// -----
+
+// Tests that the reduce-scatter's wait needs rows its parts divide.
+func.func @wait_rows(%x: tensor<3x2xf32>) {
+  // expected-error @+1 {{expected a first axis that parts = 2 divides, found shape [3, 2]}}
+  %b = step.reduce_scatter_wait %x {parts = 2} : tensor<3x2xf32>
   return
 }

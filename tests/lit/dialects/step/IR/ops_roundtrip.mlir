@@ -1063,3 +1063,18 @@ func.func @overlap_ops(%x: tensor<4x2x3xf32>, %i: tensor<4xi64>) -> (tensor<2x3x
   %j = step.last_micro_batch %i : tensor<4xi64> -> tensor<i64>
   return %s, %j : tensor<2x3xf32>, tensor<i64>
 }
+
+// -----
+
+// --shard-optimizer's reduce-scatter: a whole gradient with an owner per row, and one layer's
+// gradient with one owner for all of it; the wait gives this rank's block.
+// CHECK-LABEL: func.func @reduce_scatter_ops
+// CHECK: %[[T:.+]] = step.reduce_scatter_start %{{.+}}, %{{.+}} {parts = 2 : i64} : tensor<4x3xf32>, tensor<4x1xi64> -> tensor<4x3xf32>
+// CHECK: step.reduce_scatter_wait %[[T]] {parts = 2 : i64} : tensor<4x3xf32> -> tensor<2x3xf32>
+// CHECK: step.reduce_scatter_start %{{.+}}, %{{.+}} {parts = 2 : i64} : tensor<3xf32>, tensor<1xi64> -> tensor<3xf32>
+func.func @reduce_scatter_ops(%g: tensor<4x3xf32>, %o: tensor<4x1xi64>, %l: tensor<3xf32>, %one: tensor<1xi64>) -> (tensor<2x3xf32>, tensor<3xf32>) {
+  %t = step.reduce_scatter_start %g, %o {parts = 2} : tensor<4x3xf32>, tensor<4x1xi64> -> tensor<4x3xf32>
+  %b = step.reduce_scatter_wait %t {parts = 2} : tensor<4x3xf32> -> tensor<2x3xf32>
+  %s = step.reduce_scatter_start %l, %one {parts = 2} : tensor<3xf32>, tensor<1xi64> -> tensor<3xf32>
+  return %b, %s : tensor<2x3xf32>, tensor<3xf32>
+}
