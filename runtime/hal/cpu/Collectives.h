@@ -12,7 +12,9 @@
 // and every rank gets the sum over the ranks. It is a fixed binary tree over the rank index:
 // at level 1, 2, 4, ... rank r (a multiple of 2·level) adds the partial sum of rank r + level
 // to its own, its own on the left, so with four ranks the result is ((r0 + r1) + (r2 + r3));
-// rank 0 then sends it back down the tree. The order never depends on timing, so the bits do
+// rank 0 then sends it back down the tree. (A large buffer on a power-of-two rank count runs
+// as the reduce-scatter below, the same tree by blocks, then the all-gather: the same bits,
+// half the bytes on the longest path.) The order never depends on timing, so the bits do
 // not either, and with K and N powers of two the ranks' blocks are subtrees of the step's
 // micro-batch tree: N ranks give the bits of one process running all K. A ring all-reduce
 // (NCCL's, MPI_Allreduce's) sums in an order that depends on the chunk, which is why this is
@@ -101,6 +103,10 @@ void setCommunicator(Communicator *communicator);
 enum class AllReduceMode { kTree, kFast };
 void setAllReduceMode(AllReduceMode mode);
 AllReduceMode allReduceMode();
+
+/// From this many floats on (and a power-of-two rank count dividing them) allReduceSum runs
+/// as reduceScatterSum then allGather: the tree's bits, half the bytes on the longest path.
+constexpr int64_t kSplitAllReduceFloats = 1024;
 
 /// The tree sum of `data` (n floats) over the ranks of `c`, in place, on every rank. `id`
 /// numbers the reduction in the step (the ranks check they agree); `scratch` is reused.
