@@ -10,10 +10,13 @@ mlir::Value castTo(ad::GradBuilder &g, mlir::Value v, mlir::Type type) {
   return g.one<step::CastOp>({v}, {g.attr("to", mlir::TypeAttr::get(type))});
 }
 
+int64_t normRowBlocks(int64_t rows) {
+  return rows > 0 ? std::min<int64_t>(rows & -rows, kMaxNormRowBlocks) : 1;
+}
+
 int64_t normRowBlocks(mlir::Value v) {
   llvm::ArrayRef<int64_t> shape = ad::shapeOf(v);
-  if (shape.empty() || shape[0] <= 0) return 1;
-  return std::min<int64_t>(shape[0] & -shape[0], kMaxNormRowBlocks);
+  return shape.empty() ? 1 : normRowBlocks(shape[0]);
 }
 
 mlir::Value blockSquares(ad::GradBuilder &g, mlir::Value x, int64_t blocks, int64_t wholeRows,
@@ -95,7 +98,7 @@ mlir::Value emitGlobalNorm(ad::GradBuilder &g, llvm::ArrayRef<mlir::Value> value
   for (auto [i, v] : llvm::enumerate(values))
     if (isBlock(i)) {
       int64_t whole = ad::shapeOf(v)[0] * options.parts;
-      int64_t blocks = std::min<int64_t>(whole & -whole, kMaxNormRowBlocks);
+      int64_t blocks = normRowBlocks(whole);
       shares.push_back(
           pairwiseSum(g, blockSquares(g, v, blocks / options.parts, whole, options.byColumns)));
     }
@@ -164,7 +167,7 @@ llvm::SmallVector<mlir::Value> emitClipping(ad::GradBuilder &g, const TrainConfi
     for (int64_t a = p.stackedDims; a < (declaredRank > 1 ? rank - 1 : rank); ++a)
       n.axes.push_back(a);
     int64_t rows = rank > 0 ? ad::shapeOf(p.grad)[0] * (p.wholeValue ? options.parts : 1) : 0;
-    int64_t blocks = rows > 0 ? std::min<int64_t>(rows & -rows, kMaxNormRowBlocks) : 1;
+    int64_t blocks = normRowBlocks(rows);
     n.blocked = options.rowBlocks && !n.axes.empty() && n.axes[0] == 0 && blocks > 1;
     if (n.blocked) {
       int64_t mine = p.wholeValue ? blocks / options.parts : blocks;

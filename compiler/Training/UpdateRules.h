@@ -60,6 +60,8 @@ constexpr int64_t kMaxNormRowBlocks = 16;
 /// The row blocks of `v`'s norm: the largest power of two dividing its rows, at most
 /// kMaxNormRowBlocks (1 for a scalar).
 int64_t normRowBlocks(mlir::Value v);
+/// The same for a tensor of `rows` rows (1 for none).
+int64_t normRowBlocks(int64_t rows);
 /// The sums of squares of `x`'s rows cut into `blocks` equal blocks ([blocks]), summed the way
 /// those of a tensor of `wholeRows` rows are (x may be a rank's block of it).
 mlir::Value blockSquares(ad::GradBuilder &g, mlir::Value x, int64_t blocks, int64_t wholeRows,
