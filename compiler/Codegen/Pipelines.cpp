@@ -358,7 +358,7 @@ mlir::LogicalResult runStage(const Stage &stage, mlir::ModuleOp module,
   if (!stage.build) {
     if (stage.kind == StageKind::IR) return mlir::success();  // `model`: nothing to run
     llvm::raw_string_ostream os(*view);                       // `plan`: a printer, no passes
-    return printPlan(module, os);
+    return printPlan(module, os, options.target == Target::CUDA);
   }
   if (name == "ptx" || (name == "llvm" && options.target == Target::CUDA))
     if (failed(checkLibdevice(module))) return mlir::failure();

@@ -522,12 +522,6 @@ int main(int argc, char **argv) {
   stageOptions.target = *target;
   if (stageOptions.train.exportGrads && *target == cg::Target::CUDA)
     return fail("--export-grads: the CPU target only (the CUDA step returns no gradients)");
-  if (stageOptions.train.dataParallel && *target == cg::Target::CUDAEmulated)
-    return fail("--data-parallel: --target=cpu (MPI) or --target=cuda (NCCL); the emulator "
-                "runs one process's kernels and has no collectives");
-  if (stageOptions.train.shardOptimizer != 0 && *target != cg::Target::CPU)
-    return fail("--shard-optimizer: the CPU target only (the CUDA step's NCCL reduction has no "
-                "sharded update yet)");
   if (stageOptions.train.shardOptimizer != 0 && isSpecified("device_memory"))
     return fail("--shard-optimizer with --device-memory: offloading a rank's block of the "
                 "state is not built; use one or the other");

@@ -382,7 +382,9 @@ mlir::FailureOr<llvm::SmallVector<Value>> TrainStepBuilder::samPerturbation(
   }
   NormOptions how;
   how.byColumns = columnNorms;
-  how.rowBlocks = dataParallel && columnNorms;
+  // Every data-parallel step sums its norms by blocks of rows, so that a sharded step (whose
+  // ranks hold blocks) computes the unsharded one's bits on every target.
+  how.rowBlocks = dataParallel;
   Value norm = emitGlobalNorm(g, scaled, et, how);
   Value factor = g.div(g.scalar(config.samRho, et), g.add(norm, g.scalar(1e-12, et)));
   llvm::SmallVector<Value> perturbed;
@@ -533,7 +535,9 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
   for (step::ParamOp p : paramOps) blocks.push_back(scattered(p));
   NormOptions how;
   how.byColumns = columnNorms;
-  how.rowBlocks = dataParallel && columnNorms;
+  // Every data-parallel step sums its norms by blocks of rows, so that a sharded step (whose
+  // ranks hold blocks) computes the unsharded one's bits on every target.
+  how.rowBlocks = dataParallel;
   if (llvm::is_contained(blocks, true)) {
     how.blocks = blocks;
     how.parts = shards;

@@ -168,7 +168,10 @@ llvm::SmallVector<mlir::Value> emitClipping(ad::GradBuilder &g, const TrainConfi
       n.axes.push_back(a);
     int64_t rows = rank > 0 ? ad::shapeOf(p.grad)[0] * (p.wholeValue ? options.parts : 1) : 0;
     int64_t blocks = normRowBlocks(rows);
-    n.blocked = options.rowBlocks && !n.axes.empty() && n.axes[0] == 0 && blocks > 1;
+    // A rank's block of the rows cannot give a norm over all of them alone: blocked whenever
+    // the gradient is one (wholeValue), whatever rowBlocks says.
+    n.blocked = (options.rowBlocks || p.wholeValue) && !n.axes.empty() && n.axes[0] == 0 &&
+                blocks > 1;
     if (n.blocked) {
       int64_t mine = p.wholeValue ? blocks / options.parts : blocks;
       llvm::SmallVector<int64_t> shape(ad::shapeOf(p.grad));

@@ -15,13 +15,15 @@ stepc=bazel-bin/compiler/Driver/stepc
 out=build/gpu
 rm -rf "$out" && mkdir -p "$out"
 # NAME:MODEL[:PRECISION[:FLAGS]]; the _bf16 ones are --precision=bf16 (bf16 GEMMs on the tensor
-# cores); tiny_byte_lm_dp sums its ranks with NCCL under mpirun; tiny_byte_lm_offload streams its
+# cores); tiny_byte_lm_dp sums its ranks with NCCL under mpirun, tiny_byte_lm_zero shards its
+# optimizer over 2 (NCCL's reduce-scatter and all-gather); tiny_byte_lm_offload streams its
 # stacked layers' state and parameters from pinned host memory (--device-memory), against
 # tiny_byte_lm_wide, the same model in device memory.
 for spec in tiny_mlp:tiny/mlp tiny_byte_lm_residual:tiny/byte_lm_residual tiny_gpt2:tiny/gpt2 byte_lm_residual:byte_lm_residual \
             gpt2_124m:gpt2_124m tiny_gpt2_bf16:tiny/gpt2:bf16 gpt2_124m_bf16:gpt2_124m:bf16 \
             tiny_byte_lm_residual_bf16:tiny/byte_lm_residual:bf16 byte_lm_residual_bf16:byte_lm_residual:bf16 \
             "tiny_byte_lm_dp:tiny/byte_lm::--data-parallel --batch=8 --micro-batches=4 --sam-rho=0" \
+            "tiny_byte_lm_zero:tiny/byte_lm::--data-parallel --batch=8 --micro-batches=4 --sam-rho=0 --shard-optimizer=2" \
             "tiny_byte_lm_wide:tiny/byte_lm::--dim=F=64,I=32,depth=4" \
             "tiny_byte_lm_offload:tiny/byte_lm::--dim=F=64,I=32,depth=4 --device-memory=3.25M"; do
   IFS=: read -r n m precision extra <<< "$spec"

@@ -22,6 +22,12 @@
 #    says it sums with NCCL. Skipped, saying so, where mpirun is missing (Debian: openmpi-bin).
 # 4. Planned offload (--device-memory): tiny byte_lm widened, its stacked layers' state and
 #    parameters streamed from pinned host memory, against the same model in device memory.
+# 5. ZeRO-1 through NCCL (tiny_byte_lm_zero, --shard-optimizer=2: NCCL's reduce-scatter of
+#    the gradients and all-gather of the updated parameters): 2 ranks on 2 GPUs against
+#    tiny_byte_lm_dp in one process, 100 steps, every loss within 1e-6 relative. NCCL puts
+#    one rank on each GPU, so it is skipped, saying so, on a machine with one.
+#    (--target=cuda-emulated runs the same sharded program on the CPU bit for bit:
+#    tests/lit/executable/shard_optimizer.test.)
 # Ends with "N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,7 +42,7 @@ gpu=$("$work/tiny_mlp" info | grep '^gpu ')
 if [[ $gpu == "gpu none"* ]]; then
   echo "run.sh: no usable GPU: ${gpu#gpu none }"
   echo "GPU tests skipped"
-  echo "0 passed, 0 failed, 11 skipped"
+  echo "0 passed, 0 failed, 12 skipped"
   exit 0
 fi
 echo "$gpu"
@@ -125,6 +131,29 @@ if "$work/$m" info | grep -q '^offload: .* buffers in host memory' &&
   passed=$((passed + 1))
 else
   failed=$((failed + 1)); tail -5 "$work/$m.log"
+fi
+# 5. ZeRO-1 through NCCL on 2 GPUs.
+m=tiny_byte_lm_zero
+gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
+if ! command -v mpirun > /dev/null; then
+  echo "== $m: skipped: no mpirun on this machine (Debian: openmpi-bin)"; skipped=$((skipped + 1))
+elif [[ ${gpus:-0} -lt 2 ]]; then
+  echo "== $m: skipped: needs 2 GPUs (NCCL puts one rank on each), found ${gpus:-0}"
+  skipped=$((skipped + 1))
+else
+  [[ -f $work/tiny_byte_lm_dp.1.jsonl ]] ||
+    "$work/tiny_byte_lm_dp" train --steps 100 --device cuda --metrics "$work/tiny_byte_lm_dp.1.jsonl" \
+      > /dev/null 2>&1
+  mpirun --oversubscribe --allow-run-as-root -np 2 "$work/$m" train --steps 100 --device cuda \
+    --metrics "$work/$m.jsonl" > "$work/$m.log" 2>&1
+  echo "== $m: the optimizer state on 2 ranks through NCCL vs one unsharded process, 100 steps"
+  if [[ $(grep -c 'sums with NCCL' "$work/$m.log") == 2 ]] &&
+     python3 "$work/compare_runs.py" "$work/tiny_byte_lm_dp.1.jsonl" - "$work/$m.jsonl" - \
+       --metrics-only --metrics loss --rtol 1e-6 --atol 0; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); tail -5 "$work/$m.log"
+  fi
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [[ $failed == 0 ]]

@@ -15,7 +15,8 @@ namespace {
 
 class PlanPrinter {
  public:
-  PlanPrinter(mlir::func::FuncOp fn, llvm::raw_ostream &os) : fn_(fn), os_(os) {
+  PlanPrinter(mlir::func::FuncOp fn, llvm::raw_ostream &os, bool nccl)
+      : fn_(fn), os_(os), nccl_(nccl) {
     for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
       mlir::DictionaryAttr attrs = fn.getArgAttrDict(i);
       std::string name = "arg" + std::to_string(i);
@@ -115,8 +116,8 @@ class PlanPrinter {
           llvm::APInt id;
           bool known = mlir::matchPattern(call.getOperand(4), mlir::m_ConstantInt(&id));
           os_ << indent << "reduce-scatter " << (known ? std::to_string(id.getSExtValue()) : "?")
-              << " starts (each row's sum over the ranks to the rank that owns it, fixed tree, "
-                 "in the background) "
+              << " starts (each row's sum over the ranks to the rank that owns it, "
+              << (nccl_ ? "NCCL's, on the step's stream) " : "fixed tree, in the background) ")
               << operands(call) << "\n";
           continue;
         }
@@ -127,8 +128,11 @@ class PlanPrinter {
               call.getCallee().starts_with("stepc_all_reduce_start")
                   ? " starts (sum over the ranks, fixed tree, in the background) "
               : call.getCallee().starts_with("stepc_all_reduce_wait")
-                  ? " waits for the reductions started in its input "
-                  : " (sum over the ranks, fixed tree) ";
+                  ? (nccl_ ? " waits for the reductions started in its input (the step's "
+                             "stream orders it) "
+                           : " waits for the reductions started in its input ")
+              : nccl_ ? " (sum over the ranks, NCCL's) "
+                      : " (sum over the ranks, fixed tree) ";
           os_ << indent << "all-reduce " << (known ? std::to_string(id.getSExtValue()) : "?")
               << what << operands(call) << "\n";
           continue;
@@ -193,12 +197,13 @@ class PlanPrinter {
 
   mlir::func::FuncOp fn_;
   llvm::raw_ostream &os_;
+  bool nccl_;
   llvm::DenseMap<mlir::Value, std::string> names_;
 };
 
 }  // namespace
 
-mlir::LogicalResult printPlan(mlir::ModuleOp module, llvm::raw_ostream &os) {
+mlir::LogicalResult printPlan(mlir::ModuleOp module, llvm::raw_ostream &os, bool nccl) {
   bool any = false;
   if (auto memory = module->getAttrOfType<mlir::DictionaryAttr>("step.memory"))
     os << "// memory: " << memory << "\n";
@@ -238,7 +243,7 @@ mlir::LogicalResult printPlan(mlir::ModuleOp module, llvm::raw_ostream &os) {
   }
   for (auto fn : module.getOps<mlir::func::FuncOp>()) {
     if (fn.isExternal() || fn->hasAttr("step.kernel")) continue;
-    PlanPrinter(fn, os).print();
+    PlanPrinter(fn, os, nccl).print();
     any = true;
   }
   if (!any) return module.emitError("no step function to print a plan for (the `buffers` stage)");

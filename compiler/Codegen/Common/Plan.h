@@ -11,7 +11,9 @@ namespace stepc::codegen {
 /// executable runs (kernel calls, library GEMMs, copies, loops), with every buffer named by
 /// where it lives: a function argument (param / state / batch / output, by name), an arena
 /// offset, or a view of one of those. A readable summary of the IR, not an IR stage itself.
-mlir::LogicalResult printPlan(mlir::ModuleOp module, llvm::raw_ostream &os);
+/// `nccl`: the collectives are NCCL's on the step's stream (the CUDA target), not the CPU
+/// runtime's fixed tree on its own thread.
+mlir::LogicalResult printPlan(mlir::ModuleOp module, llvm::raw_ostream &os, bool nccl = false);
 
 }  // namespace stepc::codegen
 

@@ -177,7 +177,7 @@ Status CudaStep::call(const ProgramInfo &info, const EntryDescription &entry, En
   for (size_t i = 0; i < entry.results.size(); ++i) {
     const Binding &b = entry.results[i];
     int64_t n = b.kind == Binding::Kind::kParam   ? elementCount(info.params[b.index].shape)
-                : b.kind == Binding::Kind::kState ? elementCount(info.state[b.index].shape)
+                : b.kind == Binding::Kind::kState ? elementCount(localShape(info.state[b.index]))  // a rank's block (--shard-optimizer)
                                                   : 1;
     results[i].assign(static_cast<size_t>(n), 0.0f);
     CUdeviceptr d = 0;

@@ -50,6 +50,8 @@ Status NcclCommunicator::open(Communicator &ranks, std::unique_ptr<NcclCommunica
             bind(library, "ncclGetUniqueId", api.getUniqueId) &&
             bind(library, "ncclCommInitRank", api.commInitRank) &&
             bind(library, "ncclAllReduce", api.allReduce) &&
+            bind(library, "ncclReduceScatter", api.reduceScatter) &&
+            bind(library, "ncclAllGather", api.allGather) &&
             bind(library, "ncclCommDestroy", api.commDestroy) &&
             bind(library, "ncclCommAbort", api.commAbort) &&
             bind(library, "ncclGetErrorString", api.getErrorString);
@@ -58,9 +60,9 @@ Status NcclCommunicator::open(Communicator &ranks, std::unique_ptr<NcclCommunica
                          "ncclCommInitRank, ncclAllReduce, ...): not NCCL 2");
   int code = 0;
   api.getVersion(&code);
-  NcclCommunicator probe(api, nullptr, versionName(code));
-  NcclUniqueId id{};
   int rank = ranks.rank(), size = ranks.size();
+  NcclCommunicator probe(api, nullptr, versionName(code), rank, size);
+  NcclUniqueId id{};
   if (rank == 0) {
     if (Status s = probe.check(api.getUniqueId(&id), "ncclGetUniqueId"); !s.ok()) return s;
     for (int peer = 1; peer < size; ++peer)
@@ -73,7 +75,7 @@ Status NcclCommunicator::open(Communicator &ranks, std::unique_ptr<NcclCommunica
   if (Status s = probe.check(api.commInitRank(&comm, size, id, rank), "ncclCommInitRank");
       !s.ok())
     return s;
-  out.reset(new NcclCommunicator(api, comm, probe.version_));
+  out.reset(new NcclCommunicator(api, comm, probe.version_, rank, size));
   return {};
 }
 
@@ -89,6 +91,21 @@ void NcclCommunicator::abort() {
 Status NcclCommunicator::allReduceSum(void *data, size_t count, void *stream) {
   return check(api_.allReduce(data, data, count, kNcclFloat32, kNcclSum, comm_, stream),
                "ncclAllReduce");
+}
+
+Status NcclCommunicator::reduceScatterSum(void *data, size_t block, void *stream) {
+  // In place: NCCL's receive buffer is the send buffer's block `rank`.
+  float *whole = static_cast<float *>(data);
+  return check(api_.reduceScatter(whole, whole + static_cast<size_t>(rank_) * block, block,
+                                  kNcclFloat32, kNcclSum, comm_, stream),
+               "ncclReduceScatter");
+}
+
+Status NcclCommunicator::allGather(void *whole, size_t block, void *stream) {
+  float *data = static_cast<float *>(whole);
+  return check(api_.allGather(data + static_cast<size_t>(rank_) * block, data, block,
+                              kNcclFloat32, comm_, stream),
+               "ncclAllGather");
 }
 
 Status NcclCommunicator::check(NcclResult result, const char *call) const {
@@ -124,4 +141,84 @@ extern "C" void _mlir_ciface_stepc_cuda_all_reduce_sum_f32(StepcUnrankedF32 *inp
   if (!cuda::gNccl) return;  // one rank
   if (Status st = cuda::gNccl->allReduceSum(out.data(), n, s.stream()); !st.ok())
     s.recordError(st.withContext("all-reduce " + std::to_string(id)));
+}
+
+namespace {
+
+// The two buffers of a CUDA collective, checked contiguous and of one size; null after
+// recording the error on the session.
+bool sameSize(stepc::rt::cuda::Session &s, const stepc::rt::F32View &a,
+              const stepc::rt::F32View &b, const std::string &what) {
+  if (a.contiguous() && b.contiguous() && a.elements() == b.elements() && a.elements() > 0)
+    return true;
+  s.recordError(stepc::rt::Status::error(what + ": expected two contiguous non-empty buffers of "
+                                         "the same size (a compiler bug)"));
+  return false;
+}
+
+// The plan's device copy (StepCalls.cpp), on the step's stream, where the buffers differ.
+void copyOnStream(const stepc::rt::F32View &from, const stepc::rt::F32View &to, int64_t at,
+                  int64_t n) {
+  if (from.data() == to.data()) return;
+  stepc_cuda_copy(reinterpret_cast<int64_t>(to.data() + at),
+                  reinterpret_cast<int64_t>(from.data() + at),
+                  n * static_cast<int64_t>(sizeof(float)));
+}
+
+}  // namespace
+
+extern "C" void _mlir_ciface_stepc_cuda_reduce_scatter_start_f32(StepcUnrankedF32 *input,
+                                                                  StepcUnrankedF32 *started,
+                                                                  int64_t first, int64_t per,
+                                                                  int64_t id) {
+  using namespace stepc::rt;
+  cuda::Session &s = cuda::Session::get();
+  if (!s.status().ok()) return s.recordError(s.status());
+  F32View in(*input), out(*started);
+  std::string what = "reduce-scatter " + std::to_string(id);
+  if (!sameSize(s, in, out, what)) return;
+  int64_t n = in.elements();
+  copyOnStream(in, out, 0, n);
+  if (!cuda::gNccl) return;  // one rank owns every sum
+  int64_t ranks = cuda::gNccl->size();
+  if (first != 0 || per <= 0 || per * ranks != n)
+    return s.recordError(Status::error(
+        what + ": NCCL's reduce-scatter gives rank r block r of " + std::to_string(ranks) +
+        " equal blocks, but this one's " + std::to_string(n) + " floats have owners from rank " +
+        std::to_string(first) + " in blocks of " + std::to_string(per) + " (a compiler bug)"));
+  if (Status st = cuda::gNccl->reduceScatterSum(out.data(), static_cast<size_t>(per), s.stream());
+      !st.ok())
+    s.recordError(st.withContext(what));
+}
+
+extern "C" void _mlir_ciface_stepc_cuda_all_reduce_wait_f32(StepcUnrankedF32 *started,
+                                                             StepcUnrankedF32 *output,
+                                                             int64_t id) {
+  using namespace stepc::rt;
+  cuda::Session &s = cuda::Session::get();
+  if (!s.status().ok()) return s.recordError(s.status());
+  F32View in(*started), out(*output);
+  // The start queued its collective on this stream: what follows on it sees the sums.
+  if (sameSize(s, in, out, "all-reduce wait " + std::to_string(id)))
+    copyOnStream(in, out, 0, in.elements());
+}
+
+extern "C" void _mlir_ciface_stepc_cuda_all_gather_f32(StepcUnrankedF32 *placed,
+                                                        StepcUnrankedF32 *whole, int64_t id) {
+  using namespace stepc::rt;
+  cuda::Session &s = cuda::Session::get();
+  if (!s.status().ok()) return s.recordError(s.status());
+  F32View in(*placed), out(*whole);
+  std::string what = "all-gather " + std::to_string(id);
+  if (!sameSize(s, in, out, what)) return;
+  int64_t ranks = cuda::gNccl ? cuda::gNccl->size() : 1, n = out.elements() / ranks;
+  if (n * ranks != out.elements())
+    return s.recordError(Status::error(what + ": " + std::to_string(out.elements()) +
+                                       " floats are not " + std::to_string(ranks) +
+                                       " equal blocks (a compiler bug)"));
+  int64_t rank = cuda::gNccl ? cuda::gNccl->rank() : 0;
+  copyOnStream(in, out, rank * n, n);  // this rank's block into place
+  if (!cuda::gNccl) return;
+  if (Status st = cuda::gNccl->allGather(out.data(), static_cast<size_t>(n), s.stream()); !st.ok())
+    s.recordError(st.withContext(what));
 }

@@ -16,6 +16,13 @@
 // order is the library's, so a CUDA run is --all-reduce=fast (float32 rounding from one
 // process), never the CPU's fixed-tree bits.
 //
+// --shard-optimizer (ZeRO stage 1) reduce-scatters the sharded gradients (ncclReduceScatter:
+// rank r receives the sums of block r) and all-gathers the updated parameters
+// (ncclAllGather), both in place. NCCL's blocks are the buffer's N equal parts in rank order,
+// which is the step's layout wherever its reductions run after the backward (a gradient's
+// rows, or a stack's layers, cut into N blocks: rank r owns block r); the runtime refuses any
+// other layout rather than sum into the wrong rows.
+//
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_RUNTIME_HAL_CUDA_NCCL_H
 #define STEPC_RUNTIME_HAL_CUDA_NCCL_H
@@ -44,6 +51,10 @@ struct NcclApi {
   NcclResult (*commInitRank)(NcclComm **comm, int ranks, NcclUniqueId id, int rank) = nullptr;
   NcclResult (*allReduce)(const void *send, void *receive, size_t count, int type, int op,
                           NcclComm *comm, void *stream) = nullptr;
+  NcclResult (*reduceScatter)(const void *send, void *receive, size_t receiveCount, int type,
+                              int op, NcclComm *comm, void *stream) = nullptr;
+  NcclResult (*allGather)(const void *send, void *receive, size_t sendCount, int type,
+                          NcclComm *comm, void *stream) = nullptr;
   NcclResult (*commDestroy)(NcclComm *comm) = nullptr;
   NcclResult (*commAbort)(NcclComm *comm) = nullptr;
   const char *(*getErrorString)(NcclResult result) = nullptr;
@@ -62,18 +73,27 @@ class NcclCommunicator {
   /// Sums `count` floats at `data` (device memory) over the ranks, in place, queued on
   /// `stream` (no host wait).
   Status allReduceSum(void *data, size_t count, void *stream);
+  /// `data` holds size() blocks of `block` floats; block r's sums over the ranks land in
+  /// rank r's block r, in place (the other blocks keep partial sums nobody reads).
+  Status reduceScatterSum(void *data, size_t block, void *stream);
+  /// `whole` holds size() blocks of `block` floats, this rank's block in place: every rank's
+  /// block r becomes rank r's.
+  Status allGather(void *whole, size_t block, void *stream);
+  int rank() const { return rank_; }
+  int size() const { return size_; }
   /// Leaves the communicator without waiting for the others (a rank that failed).
   void abort();
   /// "NCCL 2.28.9".
   const std::string &version() const { return version_; }
 
  private:
-  NcclCommunicator(const NcclApi &api, NcclComm *comm, std::string version)
-      : api_(api), comm_(comm), version_(std::move(version)) {}
+  NcclCommunicator(const NcclApi &api, NcclComm *comm, std::string version, int rank, int size)
+      : api_(api), comm_(comm), version_(std::move(version)), rank_(rank), size_(size) {}
   Status check(NcclResult result, const char *call) const;
   NcclApi api_;
   NcclComm *comm_;
   std::string version_;
+  int rank_, size_;
 };
 
 /// The communicator stepc_cuda_all_reduce_sum_f32 uses (null: one rank, the call copies).
@@ -89,5 +109,17 @@ int localRank();
 /// buffers, on the session's stream; failures are recorded on the session.
 extern "C" void _mlir_ciface_stepc_cuda_all_reduce_sum_f32(StepcUnrankedF32 *input,
                                                             StepcUnrankedF32 *output, int64_t id);
+/// --shard-optimizer's collectives on the CUDA step (--step-cuda-host renames the CPU
+/// runtime's stepc_reduce_scatter_start_f32, stepc_all_reduce_wait_f32 and
+/// stepc_all_gather_f32; runtime/hal/cpu/Collectives.h has their contracts). On the step's
+/// stream, so the wait only copies where its buffers differ.
+extern "C" void _mlir_ciface_stepc_cuda_reduce_scatter_start_f32(StepcUnrankedF32 *input,
+                                                                  StepcUnrankedF32 *started,
+                                                                  int64_t first, int64_t per,
+                                                                  int64_t id);
+extern "C" void _mlir_ciface_stepc_cuda_all_reduce_wait_f32(StepcUnrankedF32 *started,
+                                                             StepcUnrankedF32 *output, int64_t id);
+extern "C" void _mlir_ciface_stepc_cuda_all_gather_f32(StepcUnrankedF32 *placed,
+                                                        StepcUnrankedF32 *whole, int64_t id);
 
 #endif  // STEPC_RUNTIME_HAL_CUDA_NCCL_H

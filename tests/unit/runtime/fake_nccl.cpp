@@ -2,8 +2,9 @@
 //
 // NCCL's C ABI (the functions runtime/hal/cuda/Nccl.cpp binds) over ranks that are threads of
 // one process and buffers in host memory: ncclCommInitRank waits until every rank of the id
-// has joined, as NCCL does, and ncclAllReduce sums the ranks' buffers in rank order. The test
-// steers it through fake_nccl_* hooks.
+// has joined, as NCCL does; ncclAllReduce sums the ranks' buffers in rank order,
+// ncclReduceScatter gives rank r the sums of block r and ncclAllGather puts the ranks' blocks
+// end to end. The test steers it through fake_nccl_* hooks.
 //
 //===----------------------------------------------------------------------===//
 #include <condition_variable>
@@ -90,11 +91,17 @@ int ncclCommInitRank(Comm **comm, int ranks, UniqueId id, int rank) {
   return 0;
 }
 
-int ncclAllReduce(const void *send, void *receive, size_t count, int type, int op, Comm *comm,
-                  void *stream) {
+}  // extern "C"
+
+namespace {
+
+// One collective's rendezvous: every rank hands in its send buffer, each computes what it
+// receives from all of them before any rank writes (the calls may be in place), then writes
+// it. `result(group, rank)` gives the floats this rank receives.
+template <typename F>
+int meet(Comm *comm, const void *send, void *receive, void *stream, F result) {
   std::unique_lock<std::mutex> lock(gMutex);
   if (int r = gFailNext) return gFailNext = 0, r;
-  if (type != 7 || op != 0) return 4;  // only ncclFloat32, ncclSum
   gLastStream = stream;
   Group &g = *comm->group;
   long long round = g.round;
@@ -102,18 +109,53 @@ int ncclAllReduce(const void *send, void *receive, size_t count, int type, int o
   g.receive[comm->rank] = static_cast<float *>(receive);
   if (++g.arrived == g.size) gChanged.notify_all();
   gChanged.wait(lock, [&] { return g.arrived == g.size || g.round != round; });
-  // Every rank sums for itself before any writes (in place: send == receive).
-  std::vector<float> sum(count, 0.0f);
-  for (int r = 0; r < g.size; ++r)
-    for (size_t i = 0; i < count; ++i) sum[i] += g.send[r][i];
+  std::vector<float> mine = result(g, comm->rank);
   if (++g.left == g.size) {
     g.arrived = g.left = 0;
     ++g.round;
     gChanged.notify_all();
   }
   gChanged.wait(lock, [&] { return g.round != round; });
-  std::memcpy(receive, sum.data(), count * sizeof(float));
+  std::memcpy(receive, mine.data(), mine.size() * sizeof(float));
   return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+int ncclAllReduce(const void *send, void *receive, size_t count, int type, int op, Comm *comm,
+                  void *stream) {
+  if (type != 7 || op != 0) return 4;  // only ncclFloat32, ncclSum
+  return meet(comm, send, receive, stream, [&](Group &g, int) {
+    std::vector<float> sum(count, 0.0f);
+    for (int r = 0; r < g.size; ++r)
+      for (size_t i = 0; i < count; ++i) sum[i] += g.send[r][i];
+    return sum;
+  });
+}
+
+// Rank r receives the sums of block r of the ranks' send buffers (NCCL's layout).
+int ncclReduceScatter(const void *send, void *receive, size_t count, int type, int op,
+                      Comm *comm, void *stream) {
+  if (type != 7 || op != 0) return 4;
+  return meet(comm, send, receive, stream, [&](Group &g, int rank) {
+    std::vector<float> sum(count, 0.0f);
+    for (int r = 0; r < g.size; ++r)
+      for (size_t i = 0; i < count; ++i) sum[i] += g.send[r][rank * count + i];
+    return sum;
+  });
+}
+
+// Every rank receives the ranks' send buffers end to end, in rank order.
+int ncclAllGather(const void *send, void *receive, size_t count, int type, Comm *comm,
+                  void *stream) {
+  if (type != 7) return 4;
+  return meet(comm, send, receive, stream, [&](Group &g, int) {
+    std::vector<float> all;
+    for (int r = 0; r < g.size; ++r) all.insert(all.end(), g.send[r], g.send[r] + count);
+    return all;
+  });
 }
 
 int ncclCommDestroy(Comm *comm) {

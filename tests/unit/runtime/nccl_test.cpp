@@ -79,6 +79,42 @@ TEST(Nccl, FourRanksJoinThroughTheUniqueIdAndSumInPlace) {
   unsetenv("STEPC_NCCL_LIBRARY");
 }
 
+// --shard-optimizer on CUDA: rank r gets the sums of block r in place, then the all-gather
+// hands every rank every block, in place.
+TEST(Nccl, ReduceScatterThenAllGatherInRankBlocks) {
+  setenv("STEPC_NCCL_LIBRARY", fakeLibrary().c_str(), 1);
+  Mailboxes boxes;
+  constexpr int kRanks = 4, kBlock = 2;
+  std::vector<std::vector<float>> data(kRanks), scattered(kRanks);
+  for (int r = 0; r < kRanks; ++r)
+    for (int i = 0; i < kRanks * kBlock; ++i) data[r].push_back(float((r + 1) * (i + 1)));
+  std::vector<std::string> errors(kRanks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r)
+    threads.emplace_back([&, r] {
+      ThreadCommunicator ranks(boxes, r, kRanks);
+      std::unique_ptr<NcclCommunicator> c;
+      Status s = NcclCommunicator::open(ranks, c);
+      if (s.ok()) s = c->reduceScatterSum(data[r].data(), kBlock, nullptr);
+      scattered[r] = data[r];
+      if (s.ok()) s = c->allGather(data[r].data(), kBlock, nullptr);
+      if (!s.ok()) errors[r] = s.message();
+    });
+  for (std::thread &t : threads) t.join();
+  std::vector<float> sums;
+  for (int i = 0; i < kRanks * kBlock; ++i) sums.push_back(float(10 * (i + 1)));  // 1+2+3+4
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(errors[r], "") << "rank " << r;
+    for (int i = 0; i < kRanks * kBlock; ++i) {
+      // Block r: the sums; the others: still this rank's own gradient.
+      float expected = i / kBlock == r ? sums[i] : float((r + 1) * (i + 1));
+      EXPECT_EQ(scattered[r][i], expected) << "rank " << r << " float " << i;
+    }
+    EXPECT_EQ(data[r], sums) << "rank " << r;
+  }
+  unsetenv("STEPC_NCCL_LIBRARY");
+}
+
 TEST(Nccl, ErrorsAreNamedByNccl) {
   setenv("STEPC_NCCL_LIBRARY", fakeLibrary().c_str(), 1);
   auto failNext = hook<void (*)(int)>("fake_nccl_fail_next");
@@ -98,6 +134,16 @@ TEST(Nccl, ErrorsAreNamedByNccl) {
   s = c->allReduceSum(x, 2, nullptr);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("ncclAllReduce failed (NCCL 2.28.9): internal error"),
+            std::string::npos)
+      << s.message();
+  failNext(3);
+  s = c->reduceScatterSum(x, 2, nullptr);
+  EXPECT_NE(s.message().find("ncclReduceScatter failed (NCCL 2.28.9): internal error"),
+            std::string::npos)
+      << s.message();
+  failNext(3);
+  s = c->allGather(x, 2, nullptr);
+  EXPECT_NE(s.message().find("ncclAllGather failed (NCCL 2.28.9): internal error"),
             std::string::npos)
       << s.message();
   // One rank sums to itself.

@@ -87,6 +87,32 @@ module {
 
 // -----
 
+// Tests that --shard-optimizer's reduce-scatter, its wait and the all-gather go to NCCL's
+// implementations (runtime/hal/cuda/Nccl.h) with their arguments unchanged.
+module {
+  func.func private @stepc_reduce_scatter_start_f32(memref<*xf32>, memref<*xf32>, i64, i64, i64) attributes {llvm.emit_c_interface}
+  func.func private @stepc_all_reduce_wait_f32(memref<*xf32>, memref<*xf32>, i64) attributes {llvm.emit_c_interface}
+  func.func private @stepc_all_gather_f32(memref<*xf32>, memref<*xf32>, i64) attributes {llvm.emit_c_interface}
+  func.func @zero_one_to_nccl(%g: memref<*xf32>, %s: memref<*xf32>, %p: memref<*xf32>) {
+    %c0_i64 = arith.constant 0 : i64
+    %c1_i64 = arith.constant 1 : i64
+    %c64_i64 = arith.constant 64 : i64
+    call @stepc_reduce_scatter_start_f32(%g, %s, %c0_i64, %c64_i64, %c1_i64) : (memref<*xf32>, memref<*xf32>, i64, i64, i64) -> ()
+    call @stepc_all_reduce_wait_f32(%s, %s, %c1_i64) : (memref<*xf32>, memref<*xf32>, i64) -> ()
+    call @stepc_all_gather_f32(%s, %p, %c1_i64) : (memref<*xf32>, memref<*xf32>, i64) -> ()
+    return
+  }
+}
+// CHECK-LABEL: func.func @zero_one_to_nccl
+// CHECK-NOT: call @stepc_reduce_scatter_start_f32
+// CHECK: call @stepc_cuda_reduce_scatter_start_f32(%arg0, %arg1, %c0_i64, %c64_i64, %c1_i64)
+// CHECK-NEXT: call @stepc_cuda_all_reduce_wait_f32(%arg1, %arg1, %c1_i64)
+// CHECK-NEXT: call @stepc_cuda_all_gather_f32(%arg1, %arg2, %c1_i64)
+// ROUNDTRIP-LABEL: func.func @zero_one_to_nccl
+// ROUNDTRIP: call @stepc_cuda_reduce_scatter_start_f32
+
+// -----
+
 // Tests that the profile calls around a launch are erased, the launch and declarations kept.
 module attributes {gpu.container_module} {
   func.func private @stepc_profile_exit(i64)
