@@ -222,9 +222,8 @@ struct BuffersOptions : mlir::PassPipelineOptions<BuffersOptions> {
 void stageTrain(mlir::OpPassManager &pm, const StageOptions &options) {
   train::BuildTrainStepOptions train = options.train;
   train.columnNorms = options.target == Target::CPU;
-  // The CPU's reductions run on a thread of their own, overlapped with the backward; the CUDA
-  // step's NCCL reduction is one call per gradient (runtime/hal/cuda/Nccl.h).
-  train.overlapReductions = train.overlapReductions && options.target == Target::CPU;
+  // The reductions overlap the backward on every target: on a thread of their own on the CPU
+  // (runtime/hal/cpu/BackgroundReductions.h), on NCCL's stream on CUDA (runtime/hal/cuda/Nccl.h).
   pm.addPass(train::createBuildTrainStep(train));
 }
 template <void (*Build)(mlir::OpPassManager &)>

@@ -75,11 +75,13 @@ ABSL_FLAG(bool, rebuild_error, false,
           "max|x|; 0 means bit for bit); keeps the forward's until the backward ends");
 ABSL_FLAG(bool, data_parallel, false,
           "`compile`: the step averages its loss and gradients over the ranks of `mpirun -np N "
-          "NAME train` (a fixed-order tree, so N ranks give one process's bits); the CPU target");
+          "NAME train` (a fixed-order tree on the CPU, so N ranks give one process's bits; "
+          "NCCL's on CUDA)");
 ABSL_FLAG(bool, overlap_reductions, true,
-          "`compile --data-parallel`, CPU target: start each layer's gradient reduction inside "
-          "the backward, on a thread of its own (false: every reduction after the backward, "
-          "one at a time; the same bits, for comparison; also with --device-memory)");
+          "`compile --data-parallel`: start each layer's gradient reduction inside the "
+          "backward, on a thread of its own on the CPU, on a stream of its own on CUDA (false: "
+          "every reduction after the backward, one at a time; the same bits, for comparison; "
+          "also with --device-memory)");
 ABSL_FLAG(int64_t, shard_optimizer, 0,
           "`compile --data-parallel`: split the optimizer state and its update over this many "
           "ranks (ZeRO stage 1): each rank keeps and updates its block of each parameter's "

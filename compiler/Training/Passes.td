@@ -49,7 +49,7 @@ def BuildTrainStep : Pass<"step-build-train-step", "mlir::ModuleOp"> {
            "with data-parallel: split each reduction into step.all_reduce_start and "
            "step.all_reduce_wait, and run the rank's last micro-batch after the loop over the "
            "others (step.last_micro_batch), so that --step-sink-layer-updates can issue each "
-           "layer's reduction inside that micro-batch's backward (the CPU's choice)">,
+           "layer's reduction inside that micro-batch's backward (stepc compile's default)">,
     Option<"shardOptimizer", "shard-optimizer", "int64_t", "0",
            "with data-parallel: split each parameter's optimizer state and update over this "
            "many ranks by blocks of its first axis (ZeRO stage 1; 0: none); each rank updates "

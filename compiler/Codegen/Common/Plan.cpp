@@ -117,7 +117,7 @@ class PlanPrinter {
           bool known = mlir::matchPattern(call.getOperand(4), mlir::m_ConstantInt(&id));
           os_ << indent << "reduce-scatter " << (known ? std::to_string(id.getSExtValue()) : "?")
               << " starts (each row's sum over the ranks to the rank that owns it, "
-              << (nccl_ ? "NCCL's, on the step's stream) " : "fixed tree, in the background) ")
+              << (nccl_ ? "NCCL's, on the collectives' stream) " : "fixed tree, in the background) ")
               << operands(call) << "\n";
           continue;
         }
@@ -126,10 +126,11 @@ class PlanPrinter {
           bool known = mlir::matchPattern(call.getOperand(2), mlir::m_ConstantInt(&id));
           llvm::StringRef what =
               call.getCallee().starts_with("stepc_all_reduce_start")
-                  ? " starts (sum over the ranks, fixed tree, in the background) "
+                  ? (nccl_ ? " starts (sum over the ranks, NCCL's, on the collectives' stream) "
+                           : " starts (sum over the ranks, fixed tree, in the background) ")
               : call.getCallee().starts_with("stepc_all_reduce_wait")
                   ? (nccl_ ? " waits for the reductions started in its input (the step's "
-                             "stream orders it) "
+                             "stream waits for the collectives' stream) "
                            : " waits for the reductions started in its input ")
               : nccl_ ? " (sum over the ranks, NCCL's) "
                       : " (sum over the ranks, fixed tree) ";

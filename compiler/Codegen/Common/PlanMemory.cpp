@@ -161,7 +161,8 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
         return n;
       };
       for (const rt::ParamSpec &p : d.info.params) paramBytes += bytes(p.shape);
-      for (const rt::StateSpec &st : d.info.state) stateBytes += bytes(st.shape);
+      // A rank's block of a sharded state tensor (--shard-optimizer): what each rank holds.
+      for (const rt::StateSpec &st : d.info.state) stateBytes += bytes(rt::localShape(st));
       // Offloaded buffers live in host memory (--step-offload-buffers): not on the device.
       for (const rt::OffloadSpec &o : d.info.offload)
         (o.state ? stateBytes : paramBytes) -= o.layers * o.layerBytes;
@@ -169,7 +170,8 @@ struct PlanMemoryPass : impl::PlanMemoryBase<PlanMemoryPass> {
       // Updates not made in place (--step-update-in-place) come back in scratch buffers.
       for (const rt::Binding &r : d.train.results) {
         if (r.kind == rt::Binding::Kind::kParam) paramBytes += bytes(d.info.params[r.index].shape);
-        if (r.kind == rt::Binding::Kind::kState) stateBytes += bytes(d.info.state[r.index].shape);
+        if (r.kind == rt::Binding::Kind::kState)
+          stateBytes += bytes(rt::localShape(d.info.state[r.index]));
       }
       for (const rt::InputSpec &in : d.info.inputs)
         batchBytes += bytes(in.shape) + bytes({in.shape.front()}) *

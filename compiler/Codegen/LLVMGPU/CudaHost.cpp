@@ -7,8 +7,8 @@
 //     plan's views are views of device memory;
 //   - GEMMs call the CUDA implementation of the GEMM interface (stepc_cuda_matmul_f32, ...), on
 //     the step's stream, and a data-parallel step's all-reduce NCCL's
-//     (stepc_cuda_all_reduce_sum_f32, runtime/hal/cuda/Nccl.h), and --shard-optimizer's
-//     reduce-scatter, its wait and the all-gather NCCL's too;
+//     (stepc_cuda_all_reduce_sum_f32, runtime/hal/cuda/Nccl.h), and so do the overlapped
+//     reductions' starts and waits and --shard-optimizer's reduce-scatter and all-gather;
 //   - an offloading plan's transfers (--device-memory) go to the pinned host tier and its copy
 //     stream (stepc_cuda_offload_fetch, ..., runtime/hal/cuda/HostTier.h);
 //   - the plan's remaining copies (contiguous memref.copy) call stepc_cuda_copy(dst, src,
@@ -45,7 +45,8 @@ struct CudaHostPass : impl::CudaHostBase<CudaHostPass> {
       if (name != "stepc_matmul_f32" && name != "stepc_batch_matmul_f32" &&
           name != "stepc_matmul_bf16" && name != "stepc_batch_matmul_bf16" &&
           name != "stepc_matmul_epilogue_f32" && name != "stepc_all_reduce_sum_f32" &&
-          name != "stepc_reduce_scatter_start_f32" && name != "stepc_all_reduce_wait_f32" &&
+          name != "stepc_all_reduce_start_f32" && name != "stepc_reduce_scatter_start_f32" &&
+          name != "stepc_all_reduce_wait_f32" &&
           name != "stepc_all_gather_f32" && !name.starts_with("stepc_offload_"))
         continue;
       std::string cuda = ("stepc_cuda_" + name.drop_front(6)).str();

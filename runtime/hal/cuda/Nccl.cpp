@@ -5,8 +5,11 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <string>
 
 #include "runtime/hal/cpu/UnrankedMemRef.h"
+#include "runtime/hal/cuda/CollectiveStream.h"
 #include "runtime/hal/cuda/Session.h"
 
 extern "C" void stepc_cuda_copy(int64_t dst, int64_t src, int64_t bytes);
@@ -15,6 +18,9 @@ namespace stepc::rt::cuda {
 namespace {
 
 NcclCommunicator *gNccl = nullptr;
+// The collectives' stream of a run with ranks, opened by the first start. It lives as long as
+// the session it belongs to (the process's), so it is never destroyed.
+CollectiveStream *gCollectives = nullptr;
 
 template <typename F>
 bool bind(void *library, const char *name, F &out) {
@@ -50,6 +56,7 @@ Status NcclCommunicator::open(Communicator &ranks, std::unique_ptr<NcclCommunica
             bind(library, "ncclGetUniqueId", api.getUniqueId) &&
             bind(library, "ncclCommInitRank", api.commInitRank) &&
             bind(library, "ncclAllReduce", api.allReduce) &&
+            bind(library, "ncclReduce", api.reduce) &&
             bind(library, "ncclReduceScatter", api.reduceScatter) &&
             bind(library, "ncclAllGather", api.allGather) &&
             bind(library, "ncclCommDestroy", api.commDestroy) &&
@@ -101,6 +108,11 @@ Status NcclCommunicator::reduceScatterSum(void *data, size_t block, void *stream
                "ncclReduceScatter");
 }
 
+Status NcclCommunicator::reduceSum(void *data, size_t count, int root, void *stream) {
+  return check(api_.reduce(data, data, count, kNcclFloat32, kNcclSum, root, comm_, stream),
+               "ncclReduce");
+}
+
 Status NcclCommunicator::allGather(void *whole, size_t block, void *stream) {
   float *data = static_cast<float *>(whole);
   return check(api_.allGather(data + static_cast<size_t>(rank_) * block, data, block,
@@ -116,6 +128,12 @@ Status NcclCommunicator::check(NcclResult result, const char *call) const {
 }
 
 void setNcclCommunicator(NcclCommunicator *communicator) { gNccl = communicator; }
+
+ScatterLayout scatterLayout(int64_t first, int64_t per, int64_t n, int64_t ranks) {
+  if (first == 0 && per > 0 && per * ranks == n) return ScatterLayout::kBlocks;
+  if (per == n && n > 0 && first >= 0 && first < ranks) return ScatterLayout::kOneRank;
+  return ScatterLayout::kNotNccl;
+}
 
 int localRank() {
   const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
@@ -167,6 +185,43 @@ void copyOnStream(const stepc::rt::F32View &from, const stepc::rt::F32View &to, 
 
 }  // namespace
 
+namespace {
+
+// Queues `collective` on the collectives' stream (opened on first use) after the step's work
+// so far; the error, if any, is recorded on the session.
+void startCollective(stepc::rt::cuda::Session &s, const stepc::rt::F32View &buffer,
+                     const std::string &what,
+                     const std::function<stepc::rt::Status(stepc::rt::cuda::CUstream)> &collective) {
+  using namespace stepc::rt;
+  if (!cuda::gCollectives) {
+    std::unique_ptr<cuda::CollectiveStream> opened;
+    if (Status st = cuda::CollectiveStream::open(opened); !st.ok())
+      return s.recordError(st.withContext(what));
+    cuda::gCollectives = opened.release();
+  }
+  if (Status st = cuda::gCollectives->start(buffer.data(), buffer.elements(), collective);
+      !st.ok())
+    s.recordError(st.withContext(what));
+}
+
+}  // namespace
+
+extern "C" void _mlir_ciface_stepc_cuda_all_reduce_start_f32(StepcUnrankedF32 *input,
+                                                              StepcUnrankedF32 *started,
+                                                              int64_t id) {
+  using namespace stepc::rt;
+  cuda::Session &s = cuda::Session::get();
+  if (!s.status().ok()) return s.recordError(s.status());
+  F32View in(*input), out(*started);
+  std::string what = "all-reduce " + std::to_string(id);
+  if (!sameSize(s, in, out, what)) return;
+  copyOnStream(in, out, 0, in.elements());
+  if (!cuda::gNccl) return;  // one rank: the sum is the input
+  size_t n = static_cast<size_t>(out.elements());
+  startCollective(s, out, what,
+                  [&](cuda::CUstream c) { return cuda::gNccl->allReduceSum(out.data(), n, c); });
+}
+
 extern "C" void _mlir_ciface_stepc_cuda_reduce_scatter_start_f32(StepcUnrankedF32 *input,
                                                                   StepcUnrankedF32 *started,
                                                                   int64_t first, int64_t per,
@@ -181,14 +236,18 @@ extern "C" void _mlir_ciface_stepc_cuda_reduce_scatter_start_f32(StepcUnrankedF3
   copyOnStream(in, out, 0, n);
   if (!cuda::gNccl) return;  // one rank owns every sum
   int64_t ranks = cuda::gNccl->size();
-  if (first != 0 || per <= 0 || per * ranks != n)
+  cuda::ScatterLayout layout = cuda::scatterLayout(first, per, n, ranks);
+  if (layout == cuda::ScatterLayout::kNotNccl)
     return s.recordError(Status::error(
-        what + ": NCCL's reduce-scatter gives rank r block r of " + std::to_string(ranks) +
-        " equal blocks, but this one's " + std::to_string(n) + " floats have owners from rank " +
-        std::to_string(first) + " in blocks of " + std::to_string(per) + " (a compiler bug)"));
-  if (Status st = cuda::gNccl->reduceScatterSum(out.data(), static_cast<size_t>(per), s.stream());
-      !st.ok())
-    s.recordError(st.withContext(what));
+        what + ": NCCL reduces into N equal blocks in rank order or into one rank, but this "
+        "one's " + std::to_string(n) + " floats have owners from rank " + std::to_string(first) +
+        " in blocks of " + std::to_string(per) + " (a compiler bug)"));
+  startCollective(s, out, what, [&](cuda::CUstream c) {
+    return layout == cuda::ScatterLayout::kBlocks
+               ? cuda::gNccl->reduceScatterSum(out.data(), static_cast<size_t>(per), c)
+                  : cuda::gNccl->reduceSum(out.data(), static_cast<size_t>(n),
+                                           static_cast<int>(first), c);
+  });
 }
 
 extern "C" void _mlir_ciface_stepc_cuda_all_reduce_wait_f32(StepcUnrankedF32 *started,
@@ -198,9 +257,22 @@ extern "C" void _mlir_ciface_stepc_cuda_all_reduce_wait_f32(StepcUnrankedF32 *st
   cuda::Session &s = cuda::Session::get();
   if (!s.status().ok()) return s.recordError(s.status());
   F32View in(*started), out(*output);
-  // The start queued its collective on this stream: what follows on it sees the sums.
-  if (sameSize(s, in, out, "all-reduce wait " + std::to_string(id)))
-    copyOnStream(in, out, 0, in.elements());
+  std::string what = "all-reduce wait " + std::to_string(id);
+  if (!sameSize(s, in, out, what)) return;
+  int64_t n = in.elements();
+  // The input is the starts' buffers laid end to end (a repeat's stack of them): each is found
+  // by where its buffer starts and says how many floats it covers.
+  for (int64_t at = 0; cuda::gNccl && at < n;) {
+    int64_t size = -1;
+    Status st = cuda::gCollectives ? cuda::gCollectives->wait(in.data() + at, size) : Status();
+    if (!st.ok()) return s.recordError(st.withContext(what));
+    if (size <= 0 || size > n - at)
+      return s.recordError(Status::error(
+          what + ": float " + std::to_string(at) + " of its input starts no collective in "
+          "flight (a compiler bug: the starts' buffers were moved or copied before the wait)"));
+    at += size;
+  }
+  copyOnStream(in, out, 0, n);
 }
 
 extern "C" void _mlir_ciface_stepc_cuda_all_gather_f32(StepcUnrankedF32 *placed,

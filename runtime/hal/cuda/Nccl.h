@@ -16,18 +16,24 @@
 // order is the library's, so a CUDA run is --all-reduce=fast (float32 rounding from one
 // process), never the CPU's fixed-tree bits.
 //
+// The gradients' reductions overlap the backward: each is started on a stream of its own as
+// soon as the layer's gradient exists and waited for before the optimizer
+// (CollectiveStream.h).
+//
 // --shard-optimizer (ZeRO stage 1) reduce-scatters the sharded gradients (ncclReduceScatter:
 // rank r receives the sums of block r) and all-gathers the updated parameters
 // (ncclAllGather), both in place. NCCL's blocks are the buffer's N equal parts in rank order,
-// which is the step's layout wherever its reductions run after the backward (a gradient's
-// rows, or a stack's layers, cut into N blocks: rank r owns block r); the runtime refuses any
-// other layout rather than sum into the wrong rows.
+// which is the step's layout for a whole gradient (its rows, or a stack's layers, cut into N
+// blocks: rank r owns block r); a layer's gradient started inside the backward belongs to one
+// rank, and is ncclReduce'd to it. The runtime refuses any other layout rather than sum into
+// the wrong rows.
 //
 //===----------------------------------------------------------------------===//
 #ifndef STEPC_RUNTIME_HAL_CUDA_NCCL_H
 #define STEPC_RUNTIME_HAL_CUDA_NCCL_H
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -51,6 +57,8 @@ struct NcclApi {
   NcclResult (*commInitRank)(NcclComm **comm, int ranks, NcclUniqueId id, int rank) = nullptr;
   NcclResult (*allReduce)(const void *send, void *receive, size_t count, int type, int op,
                           NcclComm *comm, void *stream) = nullptr;
+  NcclResult (*reduce)(const void *send, void *receive, size_t count, int type, int op, int root,
+                       NcclComm *comm, void *stream) = nullptr;
   NcclResult (*reduceScatter)(const void *send, void *receive, size_t receiveCount, int type,
                               int op, NcclComm *comm, void *stream) = nullptr;
   NcclResult (*allGather)(const void *send, void *receive, size_t sendCount, int type,
@@ -76,6 +84,9 @@ class NcclCommunicator {
   /// `data` holds size() blocks of `block` floats; block r's sums over the ranks land in
   /// rank r's block r, in place (the other blocks keep partial sums nobody reads).
   Status reduceScatterSum(void *data, size_t block, void *stream);
+  /// The sums of `count` floats at `data` over the ranks, in place on rank `root` only (a
+  /// layer's gradient that one rank owns, --shard-optimizer overlapped).
+  Status reduceSum(void *data, size_t count, int root, void *stream);
   /// `whole` holds size() blocks of `block` floats, this rank's block in place: every rank's
   /// block r becomes rank r's.
   Status allGather(void *whole, size_t block, void *stream);
@@ -100,6 +111,13 @@ class NcclCommunicator {
 /// The caller owns it.
 void setNcclCommunicator(NcclCommunicator *communicator);
 
+/// How NCCL runs a reduce-scatter whose floats [k·per, (k+1)·per) belong to rank first + k
+/// (Collectives.h's contract) over `n` floats on `ranks` ranks: NCCL's reduce-scatter where
+/// the blocks are its own (N equal blocks from rank 0), its reduce to one rank where one rank
+/// owns them all, else not at all.
+enum class ScatterLayout { kBlocks, kOneRank, kNotNccl };
+ScatterLayout scatterLayout(int64_t first, int64_t per, int64_t n, int64_t ranks);
+
 /// The GPU a rank of this node uses: its local rank under mpirun, else 0.
 int localRank();
 
@@ -109,10 +127,15 @@ int localRank();
 /// buffers, on the session's stream; failures are recorded on the session.
 extern "C" void _mlir_ciface_stepc_cuda_all_reduce_sum_f32(StepcUnrankedF32 *input,
                                                             StepcUnrankedF32 *output, int64_t id);
-/// --shard-optimizer's collectives on the CUDA step (--step-cuda-host renames the CPU
-/// runtime's stepc_reduce_scatter_start_f32, stepc_all_reduce_wait_f32 and
-/// stepc_all_gather_f32; runtime/hal/cpu/Collectives.h has their contracts). On the step's
-/// stream, so the wait only copies where its buffers differ.
+/// The overlapped reductions and --shard-optimizer's collectives on the CUDA step
+/// (--step-cuda-host renames the CPU runtime's stepc_all_reduce_start_f32,
+/// stepc_reduce_scatter_start_f32, stepc_all_reduce_wait_f32 and stepc_all_gather_f32;
+/// runtime/hal/cpu/Collectives.h has their contracts). The starts run on the collectives'
+/// stream (CollectiveStream.h), the wait makes the step's stream wait for them, the all-gather
+/// runs on the step's stream.
+extern "C" void _mlir_ciface_stepc_cuda_all_reduce_start_f32(StepcUnrankedF32 *input,
+                                                              StepcUnrankedF32 *started,
+                                                              int64_t id);
 extern "C" void _mlir_ciface_stepc_cuda_reduce_scatter_start_f32(StepcUnrankedF32 *input,
                                                                   StepcUnrankedF32 *started,
                                                                   int64_t first, int64_t per,

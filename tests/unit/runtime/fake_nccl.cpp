@@ -2,8 +2,8 @@
 //
 // NCCL's C ABI (the functions runtime/hal/cuda/Nccl.cpp binds) over ranks that are threads of
 // one process and buffers in host memory: ncclCommInitRank waits until every rank of the id
-// has joined, as NCCL does; ncclAllReduce sums the ranks' buffers in rank order,
-// ncclReduceScatter gives rank r the sums of block r and ncclAllGather puts the ranks' blocks
+// has joined, as NCCL does; ncclAllReduce sums the ranks' buffers in rank order, ncclReduce
+// the same into the root only, ncclReduceScatter gives rank r the sums of block r and ncclAllGather puts the ranks' blocks
 // end to end. The test steers it through fake_nccl_* hooks.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +40,7 @@ std::map<long long, Group> gGroups;
 long long gNextId = 1;
 int gFailNext = 0;      // the result the next call returns (0: none)
 void *gLastStream = nullptr;
+const char *gLastCall = "";
 
 long long key(const UniqueId &id) {
   long long k;
@@ -54,6 +55,7 @@ extern "C" {
 // Test hooks.
 void fake_nccl_fail_next(int result) { gFailNext = result; }
 void *fake_nccl_last_stream() { return gLastStream; }
+const char *fake_nccl_last_call() { return gLastCall; }
 
 int ncclGetVersion(int *version) {
   *version = 22809;  // 2.28.9
@@ -97,12 +99,14 @@ namespace {
 
 // One collective's rendezvous: every rank hands in its send buffer, each computes what it
 // receives from all of them before any rank writes (the calls may be in place), then writes
-// it. `result(group, rank)` gives the floats this rank receives.
+// it. `result(group, rank)` gives the floats this rank receives (none: its buffer is left
+// alone).
 template <typename F>
-int meet(Comm *comm, const void *send, void *receive, void *stream, F result) {
+int meet(const char *call, Comm *comm, const void *send, void *receive, void *stream, F result) {
   std::unique_lock<std::mutex> lock(gMutex);
   if (int r = gFailNext) return gFailNext = 0, r;
   gLastStream = stream;
+  gLastCall = call;
   Group &g = *comm->group;
   long long round = g.round;
   g.send[comm->rank] = static_cast<const float *>(send);
@@ -116,7 +120,7 @@ int meet(Comm *comm, const void *send, void *receive, void *stream, F result) {
     gChanged.notify_all();
   }
   gChanged.wait(lock, [&] { return g.round != round; });
-  std::memcpy(receive, mine.data(), mine.size() * sizeof(float));
+  if (!mine.empty()) std::memcpy(receive, mine.data(), mine.size() * sizeof(float));
   return 0;
 }
 
@@ -127,8 +131,23 @@ extern "C" {
 int ncclAllReduce(const void *send, void *receive, size_t count, int type, int op, Comm *comm,
                   void *stream) {
   if (type != 7 || op != 0) return 4;  // only ncclFloat32, ncclSum
-  return meet(comm, send, receive, stream, [&](Group &g, int) {
+  return meet("ncclAllReduce", comm, send, receive, stream, [&](Group &g, int) {
     std::vector<float> sum(count, 0.0f);
+    for (int r = 0; r < g.size; ++r)
+      for (size_t i = 0; i < count; ++i) sum[i] += g.send[r][i];
+    return sum;
+  });
+}
+
+// Rank `root` receives the sums; the others' receive buffers are left alone.
+int ncclReduce(const void *send, void *receive, size_t count, int type, int op, int root,
+               Comm *comm, void *stream) {
+  if (type != 7 || op != 0) return 4;
+  if (root < 0 || root >= comm->group->size) return 4;
+  return meet("ncclReduce", comm, send, receive, stream, [&](Group &g, int rank) {
+    std::vector<float> sum;
+    if (rank != root) return sum;
+    sum.assign(count, 0.0f);
     for (int r = 0; r < g.size; ++r)
       for (size_t i = 0; i < count; ++i) sum[i] += g.send[r][i];
     return sum;
@@ -139,7 +158,7 @@ int ncclAllReduce(const void *send, void *receive, size_t count, int type, int o
 int ncclReduceScatter(const void *send, void *receive, size_t count, int type, int op,
                       Comm *comm, void *stream) {
   if (type != 7 || op != 0) return 4;
-  return meet(comm, send, receive, stream, [&](Group &g, int rank) {
+  return meet("ncclReduceScatter", comm, send, receive, stream, [&](Group &g, int rank) {
     std::vector<float> sum(count, 0.0f);
     for (int r = 0; r < g.size; ++r)
       for (size_t i = 0; i < count; ++i) sum[i] += g.send[r][rank * count + i];
@@ -151,7 +170,7 @@ int ncclReduceScatter(const void *send, void *receive, size_t count, int type, i
 int ncclAllGather(const void *send, void *receive, size_t count, int type, Comm *comm,
                   void *stream) {
   if (type != 7) return 4;
-  return meet(comm, send, receive, stream, [&](Group &g, int) {
+  return meet("ncclAllGather", comm, send, receive, stream, [&](Group &g, int) {
     std::vector<float> all;
     for (int r = 0; r < g.size; ++r) all.insert(all.end(), g.send[r], g.send[r] + count);
     return all;

@@ -80,12 +80,12 @@ TEST(Nccl, FourRanksJoinThroughTheUniqueIdAndSumInPlace) {
 }
 
 // --shard-optimizer on CUDA: rank r gets the sums of block r in place, then the all-gather
-// hands every rank every block, in place.
-TEST(Nccl, ReduceScatterThenAllGatherInRankBlocks) {
+// hands every rank every block, in place; a layer one rank owns is reduced to it alone.
+TEST(Nccl, ReduceScatterAllGatherAndReduceInPlace) {
   setenv("STEPC_NCCL_LIBRARY", fakeLibrary().c_str(), 1);
   Mailboxes boxes;
   constexpr int kRanks = 4, kBlock = 2;
-  std::vector<std::vector<float>> data(kRanks), scattered(kRanks);
+  std::vector<std::vector<float>> data(kRanks), scattered(kRanks), reduced(kRanks);
   for (int r = 0; r < kRanks; ++r)
     for (int i = 0; i < kRanks * kBlock; ++i) data[r].push_back(float((r + 1) * (i + 1)));
   std::vector<std::string> errors(kRanks);
@@ -98,6 +98,10 @@ TEST(Nccl, ReduceScatterThenAllGatherInRankBlocks) {
       if (s.ok()) s = c->reduceScatterSum(data[r].data(), kBlock, nullptr);
       scattered[r] = data[r];
       if (s.ok()) s = c->allGather(data[r].data(), kBlock, nullptr);
+      // A layer one rank owns: the sums on rank 2 only.
+      std::vector<float> layer = {float(r), float(10 * r)};
+      if (s.ok()) s = c->reduceSum(layer.data(), 2, 2, nullptr);
+      reduced[r] = layer;
       if (!s.ok()) errors[r] = s.message();
     });
   for (std::thread &t : threads) t.join();
@@ -111,6 +115,8 @@ TEST(Nccl, ReduceScatterThenAllGatherInRankBlocks) {
       EXPECT_EQ(scattered[r][i], expected) << "rank " << r << " float " << i;
     }
     EXPECT_EQ(data[r], sums) << "rank " << r;
+    std::vector<float> mine = {float(r), float(10 * r)}, sum = {6, 60};  // 0+1+2+3
+    EXPECT_EQ(reduced[r], r == 2 ? sum : mine) << "rank " << r;
   }
   unsetenv("STEPC_NCCL_LIBRARY");
 }
@@ -140,6 +146,10 @@ TEST(Nccl, ErrorsAreNamedByNccl) {
   s = c->reduceScatterSum(x, 2, nullptr);
   EXPECT_NE(s.message().find("ncclReduceScatter failed (NCCL 2.28.9): internal error"),
             std::string::npos)
+      << s.message();
+  failNext(3);
+  s = c->reduceSum(x, 2, 0, nullptr);
+  EXPECT_NE(s.message().find("ncclReduce failed (NCCL 2.28.9): internal error"), std::string::npos)
       << s.message();
   failNext(3);
   s = c->allGather(x, 2, nullptr);
