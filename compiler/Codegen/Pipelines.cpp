@@ -117,15 +117,18 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
               "function-boundary-type-conversion=identity-layout-map},"
               // Before any canonicalization: a collective's marked copy that bufferized in
               // place (input and output one buffer) is a self-copy the canonicalizer erases.
-              "step-collectives-to-runtime,canonicalize,"
+              "step-collectives-to-runtime") +
+                  // The CPU's gathers of the parameters overlap the next step's forward.
+                  (gpuArch.empty() ? "{defer-gathers}" : "") + ",canonicalize,"
               "drop-equivalent-buffer-results,buffer-results-to-out-params{hoist-static-allocs},"
-              "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg") +
+              "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg" +
                   (gpuArch.empty() ? "{parallel-bytes=1048576}" : "") +
                   ",step-sink-fills,step-contractions-to-library," +
                   (gpuArch.empty() ? "step-windowed-gemms," : "") +
                   "step-gemm-epilogues" +
                   (gpuArch.empty() ? "{gelu=false}" : "") + ",canonicalize,"
-              "step-outline-kernels,step-offload-buffers," + tiling + ",step-plan-memory," +
+              "step-outline-kernels," + (gpuArch.empty() ? "step-await-gathers," : "") +
+                  "step-offload-buffers," + tiling + ",step-plan-memory," +
                   "step-kernel-noalias" + predict +
                   (debugNan && gpuArch.empty() ? ",step-check-finite" : ""));
 }

@@ -213,6 +213,8 @@ std::string writeProgramDescription(const ProgramDescription &d) {
     root.add("allGatherBytes", num(static_cast<double>(info.allGatherBytes)));
     if (info.normShareGathers > 0)
       root.add("normShareGathers", num(static_cast<double>(info.normShareGathers)));
+    if (info.deferredGathers > 0)
+      root.add("deferredGathers", num(static_cast<double>(info.deferredGathers)));
   }
   if (!info.offload.empty()) {
     JsonValue list = JsonValue::array();
@@ -372,6 +374,8 @@ Status parseProgramDescription(const std::string &text, ProgramDescription &out)
     info.allGatherBytes = r.integer(root, "allGatherBytes");
     if (const JsonValue *n = root.find("normShareGathers"); n && n->isNumber())
       info.normShareGathers = r.integer(root, "normShareGathers");
+    if (const JsonValue *n = root.find("deferredGathers"); n && n->isNumber())
+      info.deferredGathers = r.integer(root, "deferredGathers");
   }
   if (const JsonValue *a = root.find("offload"); a && a->isArray()) {
     for (const JsonValue &o : a->items) {

@@ -150,6 +150,9 @@ struct ProgramInfo {
   int64_t shardedOver = 0;
   int64_t allGathers = 0;
   int64_t allGatherBytes = 0;
+  /// How many of those the step leaves running when it returns, for the next step to wait for
+  /// where it reads each parameter (the CPU's, with the overlapped reductions).
+  int64_t deferredGathers = 0;
   /// The gathers of the gradient norms' shares (--shard-optimizer: each rank's blocks' sums of
   /// squares, a float per parameter and rank).
   int64_t normShareGathers = 0;

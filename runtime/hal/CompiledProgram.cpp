@@ -190,12 +190,15 @@ Status CompiledProgram::checkShards() const {
 
 Status CompiledProgram::gatherBlocks(float *whole, int64_t blockElements, int64_t id) {
   if (!ranks_ || ranks_->size() == 1) return {};
+  // This thread talks to the ranks now: the deferred gathers first.
+  if (Status s = settleGathers(); !s.ok()) return s;
   // Ids below the step's (which count up from 0) name the checkpoint's tensors.
   return allGather(*ranks_, whole, blockElements, -1 - id).withContext("gathering a checkpoint");
 }
 
 void CompiledProgram::detachRanks(int exitCode) {
   if (!ranks_) return;
+  if (exitCode == 0) (void)settleGathers();  // a failure was reported by the step already
   cuda::setNcclCommunicator(nullptr);
   if (nccl_ && exitCode != 0) nccl_->abort();
   nccl_.reset();
@@ -301,6 +304,8 @@ Status CompiledProgram::call(const EntryDescription &entry, PackedEntry fn,
 }
 
 Status CompiledProgram::syncToHost(const StepBuffers &buffers) {
+  // --shard-optimizer: the last step's gathers write the parameters the host reads next.
+  if (Status s = settleGathers(); !s.ok()) return s;
   return useCuda_ ? cudaStep_->syncToHost(cudaTrain_, buffers) : Status();
 }
 
@@ -369,6 +374,7 @@ Status CompiledProgram::bindSampling(const EntryDescription &entry, const StepBu
 Status CompiledProgram::sampleLogits(const StepBuffers &buffers, int64_t position,
                                      std::vector<float> &logits) {
   if (!canSample()) return StepProgram::sampleLogits(buffers, position, logits);
+  if (Status s = settleGathers(); !s.ok()) return s;  // it reads the parameters
   // On the CPU step, whatever --device chose: one token at a time is launch-bound on a GPU.
   int32_t at = static_cast<int32_t>(position);
   if (Status s = bindSampling(description_.sample, buffers, nullptr, &at, logits); !s.ok())
@@ -391,6 +397,7 @@ Status CompiledProgram::resetSampleState() {
 Status CompiledProgram::sampleStep(const StepBuffers &buffers, const std::vector<int32_t> &tokens,
                                    int64_t position, std::vector<float> &logits) {
   if (!canSampleIncrementally()) return StepProgram::sampleStep(buffers, tokens, position, logits);
+  if (Status s = settleGathers(); !s.ok()) return s;  // it reads the parameters
   if (sampleState_.size() != description_.sampleState.size())
     return Status::error("sampleStep before resetSampleState");
   if (static_cast<int64_t>(tokens.size()) != info().inputs.at(0).shape.at(0))
@@ -407,6 +414,7 @@ Status CompiledProgram::sampleStep(const StepBuffers &buffers, const std::vector
 
 Status CompiledProgram::evaluate(const StepBuffers &buffers, int64_t step, double &loss) {
   const EntryDescription &entry = description_.eval;
+  if (Status s = settleGathers(); !s.ok()) return s;  // it reads the parameters
   if (Status s = call(entry, eval_, buffers, step); !s.ok()) return s;
   for (size_t i = 0; i < entry.results.size(); ++i)
     if (entry.results[i].kind == Binding::Kind::kMetric && entry.results[i].metric == "loss")

@@ -155,7 +155,12 @@ std::string infoText(const StepProgram &program) {
                  : "") +
             (info.allGathers > 0 ? "; then all-gathers " + std::to_string(info.allGathers) +
                                        " updated parameters, " +
-                                       formatBytes(static_cast<double>(info.allGatherBytes))
+                                       formatBytes(static_cast<double>(info.allGatherBytes)) +
+                                       (info.deferredGathers > 0
+                                            ? " (left running when the step returns, a layer "
+                                              "at a time: the next step waits where it reads "
+                                              "each one)"
+                                            : "")
                                  : "") +
             (info.normShareGathers > 0
                  ? " and " + std::to_string(info.normShareGathers) +

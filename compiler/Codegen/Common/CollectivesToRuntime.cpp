@@ -44,6 +44,17 @@
 // theirs.
 // It shares the ids' sequence with the all-reduces (one order of collectives per step).
 //
+// With defer-gathers (the CPU pipeline's) and a step whose reductions overlap the backward,
+// a gather into a parameter itself (an in-place update) becomes
+//
+//   stepc_all_gather_start_f32(placed, whole, rounds, last, id)
+//
+// instead: the exchange runs on the reductions' thread while the step returns and the next
+// one begins, and --step-await-gathers waits before each command that touches the parameter.
+// `rounds` is the layers of a rank's block of a stacked parameter (1 otherwise): the runtime
+// gathers those a layer at a time, so the next forward's first layer waits for its own rows
+// only. `last` marks the step's last deferred gather: the runtime orders the batch then.
+//
 // --shard-optimizer's reduce-scatter reaches here as a copy marked "reduce_scatter_start",
 // right after a call `stepc_reduce_scatter_owner(first, per)` (the owner of its first float
 // and how many floats each owner has, in blocks); the two become
@@ -74,6 +85,7 @@ namespace {
 constexpr llvm::StringLiteral kCollective = "step.collective";  // set by the lowering
 constexpr llvm::StringLiteral kAllReduce = "stepc_all_reduce_sum_f32";
 constexpr llvm::StringLiteral kAllGather = "stepc_all_gather_f32";
+constexpr llvm::StringLiteral kGatherStart = "stepc_all_gather_start_f32";
 constexpr llvm::StringLiteral kStart = "stepc_all_reduce_start_f32";
 constexpr llvm::StringLiteral kWait = "stepc_all_reduce_wait_f32";
 constexpr llvm::StringLiteral kScatter = "stepc_reduce_scatter_start_f32";
@@ -88,6 +100,35 @@ mlir::func::CallOp ownerCall(mlir::linalg::CopyOp copy) {
     if (op->hasAttr("step.collective")) return nullptr;
   }
   return nullptr;
+}
+
+// The function argument `v` is a view of (memref.cast, subview, reshapes), or null.
+mlir::BlockArgument rootArgument(mlir::Value v) {
+  for (;;) {
+    if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(v)) return arg;
+    mlir::Operation *def = v.getDefiningOp();
+    if (auto view = llvm::dyn_cast_or_null<mlir::ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else if (auto cast = llvm::dyn_cast_or_null<mlir::memref::CastOp>(def))
+      v = cast.getSource();
+    else
+      return {};
+  }
+}
+
+// The parameter `whole` is all of, if the gather writes one in place: its argument.
+mlir::BlockArgument gatheredParameter(mlir::linalg::CopyOp copy) {
+  mlir::Value whole = copy.getOutputs()[0];
+  mlir::BlockArgument arg = rootArgument(whole);
+  auto func = arg ? llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp()) : nullptr;
+  if (!func || arg.getOwner() != &func.getBody().front()) return {};
+  auto role = func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "step.role");
+  auto argType = llvm::dyn_cast<mlir::MemRefType>(arg.getType());
+  auto type = llvm::cast<mlir::MemRefType>(whole.getType());
+  if (!role || role.getValue() != "param" || !argType || !argType.hasStaticShape() ||
+      argType.getNumElements() != type.getNumElements())
+    return {};
+  return arg;
 }
 
 // True if `op`, or the op of `block` that holds it, comes before `point` (in `block`).
@@ -124,6 +165,7 @@ void reduceInPlace(mlir::linalg::CopyOp copy) {
 }
 
 struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRuntimePass> {
+  using impl::CollectivesToRuntimeBase<CollectivesToRuntimePass>::CollectivesToRuntimeBase;
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     mlir::MLIRContext *ctx = &getContext();
@@ -132,6 +174,49 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       if (copy->hasAttr(kCollective)) copies.push_back(copy);
     });
     if (copies.empty()) return;
+    auto text = module->getAttrOfType<mlir::StringAttr>("step.program");
+    rt::ProgramDescription d;
+    if (text)
+      if (rt::Status s = rt::parseProgramDescription(text.str(), d); !s.ok()) {
+        module.emitError("bad `step.program` description: ") << s.message();
+        return signalPassFailure();
+      }
+    // The gathers to defer: into a parameter, in a function whose reductions overlap.
+    llvm::DenseMap<mlir::Operation *, mlir::BlockArgument> deferred;
+    llvm::DenseMap<mlir::Operation *, mlir::Operation *> lastDeferred;  // by function
+    if (deferGathers) {
+      llvm::DenseSet<mlir::Operation *> overlapping;
+      for (mlir::linalg::CopyOp copy : copies) {
+        llvm::StringRef kind = copy->getAttrOfType<mlir::StringAttr>(kCollective).getValue();
+        // (a reduce-scatter is started either way; an all-reduce only when they overlap)
+        if (kind == "all_reduce_start")
+          overlapping.insert(copy->getParentOfType<mlir::func::FuncOp>());
+      }
+      for (mlir::linalg::CopyOp copy : copies) {
+        auto func = copy->getParentOfType<mlir::func::FuncOp>();
+        if (copy->getAttrOfType<mlir::StringAttr>(kCollective).getValue() != "all_gather" ||
+            copy->hasAttr("step.norm_shares") || !overlapping.contains(func) ||
+            copy->getParentOp() != func)  // at the step's top level, after everything
+          continue;
+        if (mlir::BlockArgument param = gatheredParameter(copy)) {
+          deferred[copy] = param;
+          lastDeferred[func] = copy;
+        }
+      }
+    }
+    // A deferred gather's rounds: the layers of a rank's block of a stacked parameter.
+    auto rounds = [&](mlir::BlockArgument param) -> int64_t {
+      auto func = llvm::cast<mlir::func::FuncOp>(param.getOwner()->getParentOp());
+      auto name = func.getArgAttrOfType<mlir::StringAttr>(param.getArgNumber(), "step.name");
+      auto shards = func->getAttrOfType<mlir::IntegerAttr>("step.shard_optimizer");
+      auto type = llvm::cast<mlir::MemRefType>(param.getType());
+      if (!name || !shards || shards.getInt() < 1 || type.getRank() == 0) return 1;
+      for (const rt::ParamSpec &p : d.info.params)
+        if (p.name == name.getValue() && p.stackedDims > 0 &&
+            type.getDimSize(0) % shards.getInt() == 0)
+          return std::max<int64_t>(1, type.getDimSize(0) / shards.getInt());
+      return 1;
+    };
     mlir::OpBuilder b(ctx);
     auto unranked = mlir::UnrankedMemRefType::get(b.getF32Type(), 0);
     auto declare = [&](llvm::StringRef name) {
@@ -139,7 +224,8 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       if (!callee) {
         mlir::OpBuilder top = mlir::OpBuilder::atBlockEnd(module.getBody());
         llvm::SmallVector<mlir::Type> args{unranked, unranked, top.getI64Type()};
-        if (name == kScatter) args.append({top.getI64Type(), top.getI64Type()});
+        if (name == kScatter || name == kGatherStart)
+          args.append({top.getI64Type(), top.getI64Type()});
         callee = top.create<mlir::func::FuncOp>(module.getLoc(), name,
                                                 top.getFunctionType(args, {}));
         callee.setPrivate();
@@ -182,7 +268,10 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       mlir::Value inView = b.create<mlir::memref::CastOp>(loc, unranked, in);
       mlir::Value outView = b.create<mlir::memref::CastOp>(loc, unranked, out);
       mlir::Value index = b.create<mlir::arith::ConstantIntOp>(loc, id++, 64);
-      llvm::StringRef callee = gather  ? kAllGather
+      auto defer = deferred.find(copy);
+      bool later = defer != deferred.end();
+      llvm::StringRef callee = later   ? kGatherStart
+                               : gather  ? kAllGather
                                : start ? kStart
                                : wait  ? kWait
                                : scatter ? kScatter
@@ -191,6 +280,14 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
       if (scatter) {
         args.insert(args.begin() + 2, owner.getOperands().begin(), owner.getOperands().end());
         owner.erase();
+      }
+      if (later) {
+        args.insert(args.begin() + 2,
+                    {b.create<mlir::arith::ConstantIntOp>(loc, rounds(defer->second), 64),
+                     b.create<mlir::arith::ConstantIntOp>(
+                         loc, lastDeferred.lookup(copy->getParentOfType<mlir::func::FuncOp>()) ==
+                                  copy.getOperation(),
+                         64)});
       }
       auto call = b.create<mlir::func::CallOp>(loc, declare(callee), args);
       copy.erase();
@@ -217,13 +314,7 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
     if (auto decl = module.lookupSymbol<mlir::func::FuncOp>(kOwner);
         decl && decl.isDeclaration() && decl.symbolKnownUseEmpty(module))
       decl.erase();
-    auto text = module->getAttrOfType<mlir::StringAttr>("step.program");
     if (!text) return;  // a bare module (a lit test of this pass alone)
-    rt::ProgramDescription d;
-    if (rt::Status s = rt::parseProgramDescription(text.str(), d); !s.ok()) {
-      module.emitError("bad `step.program` description: ") << s.message();
-      return signalPassFailure();
-    }
     d.info.allReduces = id - gathers - waits - scatters - shareGathers;
     d.info.normShareGathers = shareGathers;
     d.info.reduceScatters = scatters;
@@ -231,6 +322,7 @@ struct CollectivesToRuntimePass : impl::CollectivesToRuntimeBase<CollectivesToRu
     d.info.overlappedReductions = starts;
     d.info.allReduceBytes = bytes;
     d.info.allGathers = gathers;
+    d.info.deferredGathers = static_cast<int64_t>(deferred.size());
     d.info.allGatherBytes = gatherBytes;
     module->setAttr("step.program", mlir::StringAttr::get(ctx, rt::writeProgramDescription(d)));
   }

@@ -61,6 +61,19 @@ def CollectivesToRuntime : Pass<"step-collectives-to-runtime", "mlir::ModuleOp">
   let summary = "Replaces the bufferized collectives (marked copies) by calls to the runtime's "
                 "all-reduce (runtime/hal/cpu/Collectives.h)";
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"deferGathers", "defer-gathers", "bool", "false",
+           "In a step whose reductions overlap the backward, start --shard-optimizer's gathers "
+           "of the parameters at the step's end and let the next step wait where it reads them "
+           "(the CPU's; --step-await-gathers places the waits)">,
+  ];
+}
+
+def AwaitGathers : Pass<"step-await-gathers", "mlir::ModuleOp"> {
+  let summary = "Waits for the deferred gathers of the parameters (stepc_all_gather_start_f32) "
+                "before each command that reads or writes one";
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def OffloadBuffers : Pass<"step-offload-buffers", "mlir::ModuleOp"> {

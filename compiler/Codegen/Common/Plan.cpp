@@ -68,9 +68,10 @@ class PlanPrinter {
       if (!out.empty()) out += ", ";
       std::string type;
       llvm::raw_string_ostream os(type);
-      // The GEMM interface takes dynamically shaped views: show the shape cast away.
+      // The GEMM interface takes dynamically shaped views, the runtime's unranked ones: show
+      // the shape cast away.
       mlir::Value shaped = v;
-      if (auto cast = shaped.getDefiningOp<mlir::memref::CastOp>()) shaped = cast.getSource();
+      while (auto cast = shaped.getDefiningOp<mlir::memref::CastOp>()) shaped = cast.getSource();
       auto m = llvm::cast<mlir::MemRefType>(shaped.getType());
       llvm::interleave(m.getShape(), os, "x");
       os << "x" << m.getElementType();
@@ -104,12 +105,25 @@ class PlanPrinter {
         // --data-parallel's commands (runtime/hal/cpu/Collectives.h).
         if (call.getCallee().starts_with("stepc_micro_batch_")) continue;  // the loop says it
         if (call.getCallee() == "stepc_rank") continue;  // the gather and the slices say it
+        if (call.getCallee() == "stepc_all_gather_wait_f32") {
+          os_ << indent << "wait for the gathers of " << operands(call) << "\n";
+          continue;
+        }
         if (call.getCallee().starts_with("stepc_all_gather")) {
-          llvm::APInt id;
-          bool known = mlir::matchPattern(call.getOperand(2), mlir::m_ConstantInt(&id));
-          os_ << indent << "all-gather " << (known ? std::to_string(id.getSExtValue()) : "?")
-              << " (every rank's block of the rows, --shard-optimizer) " << operands(call)
-              << "\n";
+          bool later = call.getCallee() == "stepc_all_gather_start_f32";
+          llvm::APInt id, rounds;
+          bool known = mlir::matchPattern(call.getOperand(later ? 4 : 2), mlir::m_ConstantInt(&id));
+          os_ << indent << "all-gather " << (known ? std::to_string(id.getSExtValue()) : "?");
+          if (later && mlir::matchPattern(call.getOperand(2), mlir::m_ConstantInt(&rounds)))
+            os_ << " starts (every rank's block of the rows, --shard-optimizer, in the "
+                   "background"
+                << (rounds.getSExtValue() > 1
+                        ? ", " + std::to_string(rounds.getSExtValue()) + " layers one by one"
+                        : std::string())
+                << "; waited for where the next step uses it) ";
+          else
+            os_ << " (every rank's block of the rows, --shard-optimizer) ";
+          os_ << operands(call) << "\n";
           continue;
         }
         if (call.getCallee().starts_with("stepc_reduce_scatter_start")) {

@@ -12,7 +12,7 @@
 // Replacing an empty tensor (undefined contents) by any tensor of its type keeps the program's
 // meaning; whether the kernels then write the slot in place is one-shot bufferization's
 // decision, as for upstream's elimination. Only where the slot's destination and offsets are
-// defined before the empty tensor.
+// defined before the empty tensor, or, for a collective's start, before the start.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/Common/Passes.h"
@@ -67,9 +67,23 @@ struct WriteIntoSlotsPass : impl::WriteIntoSlotsBase<WriteIntoSlotsPass> {
       llvm::append_range(needed, insert.getOffsets());
       llvm::append_range(needed, insert.getSizes());
       llvm::append_range(needed, insert.getStrides());
-      if (!llvm::all_of(needed, [&](mlir::Value x) { return dominance.properlyDominates(x, empty); }))
-        continue;
-      mlir::OpBuilder b(empty);
+      // The slot goes where the empty tensor is; for a started reduction whose empty tensor
+      // CSE hoisted out of the layer loop (SAM's second backward at depth 8), right before the
+      // start instead: the runtime finds a started reduction by its buffer in the stack, so
+      // the start must write its slot, not a temporary copied there before the wait.
+      mlir::Operation *at = empty;
+      auto dominatesAt = [&](mlir::Operation *point) {
+        return llvm::all_of(needed,
+                            [&](mlir::Value x) { return dominance.properlyDominates(x, point); });
+      };
+      if (!dominatesAt(at)) {
+        auto start = v.getDefiningOp<mlir::linalg::CopyOp>();
+        auto kind = start ? start->getAttrOfType<mlir::StringAttr>("step.collective") : nullptr;
+        if (!kind || !kind.getValue().ends_with("_start") || !dominatesAt(emptyUse->getOwner()))
+          continue;
+        at = emptyUse->getOwner();
+      }
+      mlir::OpBuilder b(at);
       mlir::Location loc = empty.getLoc();
       mlir::Value slot = b.create<mlir::tensor::ExtractSliceOp>(
           loc, insert.getSourceType(), dest, insert.getMixedOffsets(), insert.getMixedSizes(),

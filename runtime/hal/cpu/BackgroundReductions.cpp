@@ -1,6 +1,7 @@
 //===- BackgroundReductions.cpp - all-reduces on a thread of their own -----===//
 #include "runtime/hal/cpu/BackgroundReductions.h"
 
+#include <algorithm>
 #include <string>
 
 #include "runtime/hal/cpu/Collectives.h"
@@ -132,6 +133,105 @@ Status BackgroundReductions::run(const std::function<Status()> &work) {
   changed_.notify_all();
   changed_.wait(lock, [&] { return done; });
   return result;
+}
+
+bool BackgroundReductions::overlaps(const Piece &p, const float *begin, const float *end) const {
+  for (int r = 0; r < ranks_.size(); ++r) {
+    const float *at = p.base + static_cast<int64_t>(r) * p.stride;
+    if (at < end && begin < at + p.elements) return true;
+  }
+  return false;
+}
+
+Status BackgroundReductions::exchange(Piece &p) {
+  if (!failed_.ok()) return failed_;
+  Status s = allGather(ranks_, p.base, p.elements, p.id, p.stride);
+  if (!s.ok()) failed_ = s;
+  return s;
+}
+
+Status BackgroundReductions::gatherLater(float *whole, int64_t block, int64_t rounds, int64_t id,
+                                         bool last) {
+  if (rounds < 1 || block % rounds)
+    return Status::error("all-gather " + std::to_string(id) + ": a block of " +
+                         std::to_string(block) + " floats is not " + std::to_string(rounds) +
+                         " layers (a compiler bug)");
+  batch_.push_back({whole, block, rounds, id});
+  if (!last) return {};
+  // The previous batch is done long since (this step read every parameter); make sure.
+  if (Status s = settleGathers(); !s.ok()) return s;
+  std::vector<Gather> batch;
+  batch.swap(batch_);
+  // The forward's order: what comes before the first stacked parameter (the embedding), the
+  // layers round by round (layer j of every rank's block of each stacked parameter, so the
+  // forward's layer j waits only for its own rows), then what comes after (the head).
+  auto stacked = [](const Gather &g) { return g.rounds > 1; };
+  auto first = std::find_if(batch.begin(), batch.end(), stacked);
+  auto after = std::find_if(batch.rbegin(), batch.rend(), stacked).base();
+  if (first == batch.end()) after = batch.end();
+  int64_t most = 1;
+  for (const Gather &g : batch) most = std::max(most, g.rounds);
+  std::vector<Piece> order;
+  auto add = [&](const Gather &g, int64_t round) {
+    int64_t rows = g.block / g.rounds;
+    Piece p;
+    p.base = g.whole + round * rows;
+    p.elements = rows;
+    p.stride = g.block;
+    p.id = g.id;
+    order.push_back(p);
+  };
+  for (auto g = batch.begin(); g != first; ++g) add(*g, 0);
+  for (int64_t round = 0; round < most; ++round)
+    for (auto g = first; g != after; ++g)
+      if (round < g->rounds) add(*g, round);
+  for (auto g = after; g != batch.end(); ++g) add(*g, 0);
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  pieces_.clear();
+  for (Piece &p : order) {
+    pieces_.push_back(std::make_unique<Piece>(p));
+    Piece *piece = pieces_.back().get();
+    if (!thread_.joinable()) {  // no thread: exchange now, in order
+      piece->status = exchange(*piece);
+      piece->done = true;
+      continue;
+    }
+    undone_.fetch_add(1, std::memory_order_acq_rel);
+    queue_.push_back([this, piece] {
+      Status s = exchange(*piece);
+      std::lock_guard<std::mutex> inner(mutex_);
+      piece->status = s;
+      piece->done = true;
+      undone_.fetch_sub(1, std::memory_order_acq_rel);
+    });
+  }
+  changed_.notify_all();
+  for (const auto &p : pieces_)
+    if (p->done && !p->status.ok()) return p->status;
+  return {};
+}
+
+Status BackgroundReductions::awaitGathers(const float *begin, const float *end) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  // The exchanges run in order: the newest one that writes the range is the one to wait for.
+  for (size_t i = pieces_.size(); i-- > 0;) {
+    Piece &p = *pieces_[i];
+    if (!overlaps(p, begin, end)) continue;
+    changed_.wait(lock, [&] { return p.done; });
+    break;
+  }
+  for (const auto &p : pieces_)
+    if (p->done && !p->status.ok() && overlaps(*p, begin, end)) return p->status;
+  return {};
+}
+
+Status BackgroundReductions::settleGathers() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return undone_.load(std::memory_order_acquire) == 0; });
+  for (const auto &p : pieces_)
+    if (!p->status.ok()) return p->status;
+  return {};
 }
 
 }  // namespace stepc::rt

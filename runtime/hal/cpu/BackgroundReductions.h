@@ -18,6 +18,7 @@
 #ifndef STEPC_RUNTIME_HAL_CPU_BACKGROUNDREDUCTIONS_H
 #define STEPC_RUNTIME_HAL_CPU_BACKGROUNDREDUCTIONS_H
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -60,6 +61,19 @@ class BackgroundReductions {
   /// it, and returns its status: one thread talks to the ranks while a step runs.
   Status run(const std::function<Status()> &work);
 
+  /// --shard-optimizer's deferred all-gather (stepc_all_gather_start_f32): the exchange of
+  /// `whole` (a block of `block` floats per rank, this rank's in place) joins the step's
+  /// batch; `rounds` > 1 splits it into one exchange per layer of a block (a stacked
+  /// parameter). `last` hands the batch to the thread in the forward's order (Collectives.h),
+  /// after the previous batch is done. Without the thread the exchanges run then, here.
+  Status gatherLater(float *whole, int64_t block, int64_t rounds, int64_t id, bool last);
+  /// Waits for the handed-over gathers that write any float of [begin, end).
+  Status awaitGathers(const float *begin, const float *end);
+  /// Waits for all of them.
+  Status settleGathers();
+  /// Whether a handed-over gather is not done yet: the waits' fast path.
+  bool gathersPending() const { return undone_.load(std::memory_order_acquire) > 0; }
+
  private:
   struct Reduction {
     float *data = nullptr;
@@ -68,6 +82,20 @@ class BackgroundReductions {
     bool done = false, waited = false;
     Status status;
   };
+  // A deferred gather, and one exchange of it: every rank's `elements` floats at
+  // base + r·stride.
+  struct Gather {
+    float *whole;
+    int64_t block, rounds, id;
+  };
+  struct Piece {
+    float *base = nullptr;
+    int64_t elements = 0, stride = 0, id = 0;
+    bool done = false;
+    Status status;
+  };
+  bool overlaps(const Piece &p, const float *begin, const float *end) const;
+  Status exchange(Piece &p);
   void serve();
   Status reduce(Reduction &r);
 
@@ -81,6 +109,9 @@ class BackgroundReductions {
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
   Status failed_;  // the first failure: later reductions are not attempted
+  std::vector<Gather> batch_;                   // this step's gathers, until the last
+  std::vector<std::unique_ptr<Piece>> pieces_;  // the last batch's exchanges, in order
+  std::atomic<int64_t> undone_{0};              // of pieces_
   std::thread thread_;
 };
 

@@ -104,27 +104,38 @@ Status allReduceSum(Communicator &c, float *data, int64_t n, int64_t id,
   return {};
 }
 
-Status allGather(Communicator &c, float *whole, int64_t blockElements, int64_t id) {
+Status allGather(Communicator &c, float *whole, int64_t blockElements, int64_t id,
+                 int64_t stride) {
   int rank = c.rank(), size = c.size();
   if (size & (size - 1))
     return Status::error("the all-gather needs a power-of-two rank count, found " +
                          std::to_string(size));
+  if (stride <= blockElements) stride = blockElements;
   Header mine{id, blockElements};
   size_t blockBytes = static_cast<size_t>(blockElements) * sizeof(float);
+  // The d blocks from `group` on: one message where they are contiguous, else one a block.
+  auto blocks = [&](int group, int d, auto &&move) -> Status {
+    if (stride == blockElements)
+      return move(whole + static_cast<int64_t>(group) * blockElements,
+                  blockBytes * static_cast<size_t>(d));
+    for (int k = group; k < group + d; ++k)
+      if (Status s = move(whole + static_cast<int64_t>(k) * stride, blockBytes); !s.ok()) return s;
+    return {};
+  };
   // After the exchange at distance d each rank holds the 2d blocks of its aligned group.
   for (int d = 1; d < size; d *= 2) {
     int peer = rank ^ d;
-    float *held = whole + static_cast<int64_t>(rank & ~(d - 1)) * blockElements;
-    float *theirs = whole + static_cast<int64_t>(peer & ~(d - 1)) * blockElements;
     auto give = [&]() -> Status {
       if (Status s = c.send(&mine, sizeof mine, peer); !s.ok()) return s;
-      return c.send(held, blockBytes * static_cast<size_t>(d), peer);
+      return blocks(rank & ~(d - 1), d,
+                    [&](float *at, size_t bytes) { return c.send(at, bytes, peer); });
     };
     auto take = [&]() -> Status {
       Header header{};
       if (Status s = c.receive(&header, sizeof header, peer); !s.ok()) return s;
       if (Status s = checkHeader(header, mine, peer, rank, "all-gather"); !s.ok()) return s;
-      return c.receive(theirs, blockBytes * static_cast<size_t>(d), peer);
+      return blocks(peer & ~(d - 1), d,
+                    [&](float *at, size_t bytes) { return c.receive(at, bytes, peer); });
     };
     // Blocking sends: the lower rank sends first, the higher receives first.
     Status s = rank < peer ? give() : take();
@@ -203,6 +214,10 @@ bool takeCollectiveError(std::string &message) {
   message = std::move(gError);
   gError.clear();
   return true;
+}
+
+Status settleGathers() {
+  return gBackground ? gBackground->settleGathers() : Status();
 }
 
 }  // namespace stepc::rt
@@ -347,4 +362,43 @@ extern "C" void _mlir_ciface_stepc_all_reduce_wait_f32(StepcUnrankedF32 *started
   }
   if (in.data() != out.data())
     std::memmove(out.data(), in.data(), static_cast<size_t>(n) * sizeof(float));
+}
+
+extern "C" void _mlir_ciface_stepc_all_gather_start_f32(StepcUnrankedF32 *placed,
+                                                         StepcUnrankedF32 *whole, int64_t rounds,
+                                                         int64_t last, int64_t id) {
+  using namespace stepc::rt;
+  if (!gError.empty()) return;
+  F32View in(*placed), out(*whole);
+  int ranks = gCommunicator ? gCommunicator->size() : 1;
+  int64_t n = out.elements() / ranks;
+  if (!in.contiguous() || !out.contiguous() || in.elements() != out.elements() ||
+      n * ranks != out.elements()) {
+    gError = "all-gather " + std::to_string(id) + ": expected two contiguous buffers of the "
+             "same size, in " + std::to_string(ranks) + " blocks (a compiler bug)";
+    return;
+  }
+  int64_t at = stepc_rank() * n;
+  // The rank's own rows now: `placed` is the step's scratch, free once the step returns.
+  if (in.data() != out.data())
+    std::memmove(out.data() + at, in.data() + at, static_cast<size_t>(n) * sizeof(float));
+  if (ranks == 1) return;
+  if (Status s = background().gatherLater(out.data(), n, rounds, id, last != 0); !s.ok())
+    gError = "all-gather " + std::to_string(id) + " on rank " +
+             std::to_string(gCommunicator->rank()) + ": " + s.message();
+}
+
+extern "C" void _mlir_ciface_stepc_all_gather_wait_f32(StepcUnrankedF32 *view) {
+  using namespace stepc::rt;
+  if (!gBackground || !gBackground->gathersPending() || !gError.empty()) return;
+  F32View v(*view);
+  // The floats the view spans, first to last (a strided view: all between them).
+  const float *begin = v.data(), *end = v.data() + 1;
+  for (int64_t d = 0; d < v.rank; ++d) {
+    if (v.sizes[d] == 0) return;
+    int64_t reach = (v.sizes[d] - 1) * v.strides[d];
+    (reach < 0 ? begin : end) += reach;
+  }
+  if (Status s = gBackground->awaitGathers(begin, end); !s.ok())
+    gError = "all-gather on rank " + std::to_string(gCommunicator->rank()) + ": " + s.message();
 }

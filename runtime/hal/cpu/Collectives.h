@@ -115,8 +115,11 @@ Status allReduceSum(Communicator &c, float *data, int64_t n, int64_t id,
 
 /// Every rank's block of `whole` (size() blocks of `blockElements` floats, rank r's block r),
 /// on every rank; this rank's block is already in place. The rank count must be a power of
-/// two. `id` numbers the collective in the step (the ranks check they agree).
-Status allGather(Communicator &c, float *whole, int64_t blockElements, int64_t id);
+/// two. `id` numbers the collective in the step (the ranks check they agree). With `stride`
+/// (> blockElements) rank r's block is at whole + r·stride instead: one layer's rows of every
+/// rank's block of a stacked parameter (a round of a deferred gather, BackgroundReductions).
+Status allGather(Communicator &c, float *whole, int64_t blockElements, int64_t id,
+                 int64_t stride = 0);
 
 /// The tree sum over the ranks of `c` of the `n` floats at `data`, kept only where this rank
 /// owns them: floats [k·per, (k+1)·per) belong to rank first + k (see the header). The rank
@@ -126,6 +129,11 @@ Status reduceScatterSum(Communicator &c, float *data, int64_t n, int64_t first, 
 
 /// The first error of a reduction since the last call, and clears it; false if none.
 bool takeCollectiveError(std::string &message);
+
+/// Waits for every deferred all-gather (stepc_all_gather_start_f32): call before the host or
+/// another entry point reads the parameters, or another thread talks to the ranks. Returns
+/// the first failure.
+Status settleGathers();
 
 }  // namespace stepc::rt
 
@@ -154,5 +162,18 @@ extern "C" void _mlir_ciface_stepc_reduce_scatter_start_f32(StepcUnrankedF32 *in
 extern "C" int64_t stepc_rank();
 extern "C" void _mlir_ciface_stepc_all_gather_f32(StepcUnrankedF32 *placed,
                                                    StepcUnrankedF32 *whole, int64_t id);
+/// --shard-optimizer's gather of an updated parameter, deferred to where the next step reads
+/// it (compiler/Codegen/Common/AwaitGathers.cpp): `whole` is the parameter itself. This
+/// rank's rows of `placed` go into `whole` now; the exchange is queued on the reductions'
+/// thread. The step's gathers form one batch, released at the call with `last` set, in the
+/// forward's order: the gathers before the first stacked parameter, then the stacked ones
+/// a layer at a time (`rounds`: the layers of a rank's block, 1 for an unstacked parameter),
+/// then the rest.
+extern "C" void _mlir_ciface_stepc_all_gather_start_f32(StepcUnrankedF32 *placed,
+                                                         StepcUnrankedF32 *whole, int64_t rounds,
+                                                         int64_t last, int64_t id);
+/// Waits for the deferred gathers that write any float `view` spans (none pending: returns at
+/// once).
+extern "C" void _mlir_ciface_stepc_all_gather_wait_f32(StepcUnrankedF32 *view);
 
 #endif  // STEPC_RUNTIME_HAL_CPU_COLLECTIVES_H

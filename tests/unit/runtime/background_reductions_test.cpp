@@ -216,5 +216,70 @@ TEST(BackgroundReductions, TheWaitFindsTheReductionsOfAStackOfStarts) {
   EXPECT_EQ(y[1], 6.f);
 }
 
+// --shard-optimizer's deferred gathers: three parameters as a step leaves them (an unstacked
+// one, a stacked one with 3 layers per rank's block, another unstacked one) on 4 thread
+// ranks. A wait on one layer's rows of every block returns with those rows gathered; once
+// settled, every float of every parameter is its owner's. Through the thread and not.
+TEST(BackgroundReductions, DeferredGathersDeliverEachLayersRowsAndThenEverything) {
+  const int kRanks = 4;
+  const int64_t kLayers = 3, kRow = 2;
+  const int64_t block[3] = {2, kLayers * kRow, 5};  // floats per rank of each parameter
+  auto value = [](int p, int64_t i) { return static_cast<float>(100 * p + i); };
+  for (bool threaded : {true, false}) {
+    Mailboxes boxes;
+    std::vector<std::string> errors(kRanks);
+    std::vector<std::vector<std::vector<float>>> params(kRanks);
+    std::vector<int> layerChecked(kRanks, 0);
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < kRanks; ++r)
+      ranks.emplace_back([&, r] {
+        ThreadCommunicator comm(boxes, r, kRanks);
+        BackgroundReductions reductions(comm, AllReduceMode::kTree, threaded);
+        auto &mine = params[r];
+        mine.resize(3);
+        for (int p = 0; p < 3; ++p) {
+          mine[p].assign(static_cast<size_t>(block[p] * kRanks), -1.f);
+          for (int64_t i = r * block[p]; i < (r + 1) * block[p]; ++i) mine[p][i] = value(p, i);
+        }
+        Status s;
+        for (int p = 0; p < 3 && s.ok(); ++p)
+          s = reductions.gatherLater(mine[p].data(), block[p], p == 1 ? kLayers : 1, 20 + p,
+                                     p == 2);
+        // Layer 1 of the stacked parameter: its rows in every rank's block.
+        for (int q = 0; q < kRanks && s.ok(); ++q) {
+          float *row = mine[1].data() + q * block[1] + 1 * kRow;
+          s = reductions.awaitGathers(row, row + kRow);
+          for (int64_t i = 0; i < kRow && s.ok(); ++i)
+            layerChecked[r] += row[i] == value(1, q * block[1] + kRow + i);
+        }
+        if (s.ok()) s = reductions.settleGathers();
+        if (!s.ok()) errors[r] = s.message();
+        EXPECT_FALSE(reductions.gathersPending());
+      });
+    for (std::thread &t : ranks) t.join();
+    for (int r = 0; r < kRanks; ++r) {
+      EXPECT_EQ(errors[r], "") << "rank " << r;
+      EXPECT_EQ(layerChecked[r], kRanks * kRow) << "rank " << r << " threaded " << threaded;
+      for (int p = 0; p < 3; ++p)
+        for (int64_t i = 0; i < block[p] * kRanks; ++i)
+          EXPECT_EQ(params[r][p][i], value(p, i))
+              << "rank " << r << " parameter " << p << " float " << i << " threaded " << threaded;
+    }
+  }
+}
+
+// A block that is not whole layers is a compiler bug, said so before anything is sent.
+TEST(BackgroundReductions, ADeferredGatherWhoseBlockIsNotWholeLayersFails) {
+  Mailboxes boxes;
+  ThreadCommunicator comm(boxes, 0, 2);
+  BackgroundReductions reductions(comm, AllReduceMode::kTree, true);
+  std::vector<float> w(10);
+  Status s = reductions.gatherLater(w.data(), 5, 2, 3, true);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("a block of 5 floats is not 2 layers"), std::string::npos)
+      << s.message();
+  EXPECT_FALSE(reductions.gathersPending());
+}
+
 }  // namespace
 }  // namespace stepc::rt

@@ -3,7 +3,8 @@
 // extract_slice of the stack collapsed back to [8, 4]. Once bufferized, the loop writes the
 // GEMM straight into the stack (no copy); without the pass the output is copied there.
 // An empty tensor shared with other kernels is replaced for this chain alone; a slot whose
-// destination or offset is defined after the empty tensor is left alone.
+// destination or offset is defined after the empty tensor is left alone, except for a
+// collective's start, whose slot is then taken right before it.
 //
 // RUN: %stepc-opt %s --step-write-into-slots | FileCheck %s
 // RUN: %stepc-opt %s --step-write-into-slots --eliminate-empty-tensors \
@@ -116,5 +117,37 @@ module {
     %c0 = tensor.insert_slice %x into %d[0, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x8xf32>
     %c1 = tensor.insert_slice %y into %c0[0, 4] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x8xf32>
     return %c1 : tensor<4x8xf32>
+  }
+
+  // A started reduction whose empty tensor CSE hoisted out of the loop (SAM's second
+  // backward at depth 8): its slot is taken right before the start, so the start writes the
+  // stack (the runtime's wait finds a reduction by its buffer there); the kernel before it
+  // keeps the shared empty tensor. A plain kernel in the same position stays as it was.
+  // CHECK-LABEL: func.func @hoisted_start
+  // CHECK: %[[E:.+]] = tensor.empty() : tensor<8x4xf32>
+  // CHECK: scf.for %[[I:.+]] = {{.+}} iter_args(%[[S:.+]] = %{{.+}}, %[[T:.+]] = %{{.+}})
+  // CHECK: %[[G:.+]] = linalg.generic {{.+}} outs(%[[E]] : tensor<8x4xf32>)
+  // CHECK: %[[SLOT:.+]] = tensor.extract_slice %[[S]][%[[I]], 0, 0] [1, 8, 4] [1, 1, 1] : tensor<3x8x4xf32> to tensor<8x4xf32>
+  // CHECK-NEXT: linalg.copy {step.collective = "all_reduce_start"} ins(%[[G]] : tensor<8x4xf32>) outs(%[[SLOT]] : tensor<8x4xf32>)
+  // CHECK: linalg.copy ins(%[[G]] : tensor<8x4xf32>) outs(%[[E]] : tensor<8x4xf32>)
+  func.func @hoisted_start(%a: tensor<8x4xf32>, %init: tensor<3x8x4xf32>) -> (tensor<3x8x4xf32>, tensor<3x8x4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %e = tensor.empty() : tensor<8x4xf32>
+    %r:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%s = %init, %t = %init) -> (tensor<3x8x4xf32>, tensor<3x8x4xf32>) {
+      %g = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+          ins(%a : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) {
+      ^bb0(%in: f32, %o: f32):
+        %m = arith.addf %in, %in : f32
+        linalg.yield %m : f32
+      } -> tensor<8x4xf32>
+      %started = linalg.copy {step.collective = "all_reduce_start"} ins(%g : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+      %plain = linalg.copy ins(%g : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+      %n = tensor.insert_slice %started into %s[%i, 0, 0] [1, 8, 4] [1, 1, 1] : tensor<8x4xf32> into tensor<3x8x4xf32>
+      %m = tensor.insert_slice %plain into %t[%i, 0, 0] [1, 8, 4] [1, 1, 1] : tensor<8x4xf32> into tensor<3x8x4xf32>
+      scf.yield %n, %m : tensor<3x8x4xf32>, tensor<3x8x4xf32>
+    }
+    return %r#0, %r#1 : tensor<3x8x4xf32>, tensor<3x8x4xf32>
   }
 }
