@@ -128,7 +128,9 @@ ABSL_FLAG(std::string, offload, "planned",
           "overlapping this layer's work) or sync (copied in when used, back after: the baseline)");
 ABSL_FLAG(std::string, dump_phases_to, "",
           "also write every stage up to --emit into DIR as NN.STAGE.mlir");
-ABSL_FLAG(int64_t, batch, 0, "override the leading (batch) dimension of every input (0: keep)");
+ABSL_FLAG(int64_t, batch, 0,
+          "override the leading (batch) dimension of every input (0: keep); a model whose "
+          "inputs lead with its dim B gets --dim=B=N");
 ABSL_FLAG(std::string, config, "",
           "apply the model's configuration NAME (step.model ... configs(NAME = (dims...))), e.g. "
           "--config=tiny; --dim overrides on top of it");

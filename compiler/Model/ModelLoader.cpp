@@ -88,9 +88,45 @@ mlir::LogicalResult applyBatchOverride(step::ModelOp model, int64_t batch) {
   return mlir::success();
 }
 
+namespace {
+
+// True if the model declares its batch as the dim B and every input leads with it: --batch is
+// then --dim=B, so that what the model derives from B (N = B·S tokens, the reshapes of a
+// mixture of experts) follows. Rewriting the inputs' shapes alone leaves those behind.
+bool batchIsDimB(step::ModelOp model) {
+  auto dims = model.getDimsAttr();
+  auto b = dims ? llvm::dyn_cast_or_null<mlir::IntegerAttr>(dims.get("B")) : nullptr;
+  if (!b) return false;
+  bool leads = true, any = false;
+  model.getBody().walk([&](step::InputOp input) {
+    any = true;
+    leads &= input.getDeclaredType().getRank() > 0 &&
+             input.getDeclaredType().getDimSize(0) == b.getInt();
+  });
+  return any && leads;
+}
+
+}  // namespace
+
 mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
-                                            const ModelOverrides &overrides) {
+                                            const ModelOverrides &given) {
   registerStepDialects(context);
+  ModelOverrides overrides = given;
+  if (overrides.batch && !overrides.dims.count("B")) {
+    // A first reading to see how the model names its batch (parsing is cheap).
+    step::setDimOverrides(overrides.dims);
+    step::setModelConfig(overrides.config);
+    mlir::OwningOpRef<mlir::ModuleOp> first =
+        mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+    step::setDimOverrides({});
+    step::setModelConfig("");
+    if (!first) return nullptr;
+    auto models = llvm::to_vector(first->getOps<step::ModelOp>());
+    if (models.size() == 1 && batchIsDimB(models.front())) {
+      overrides.dims["B"] = *overrides.batch;
+      overrides.batch.reset();
+    }
+  }
   step::setDimOverrides(overrides.dims);
   step::setModelConfig(overrides.config);
   mlir::OwningOpRef<mlir::ModuleOp> module =

@@ -25,7 +25,9 @@ class SourceMgr;
 namespace stepc {
 
 struct ModelOverrides {
-  /// Replaces the leading (batch) dimension of every input; nullopt keeps the file's.
+  /// Replaces the leading (batch) dimension of every input; nullopt keeps the file's. Where
+  /// the model declares the dim B and every input leads with it, this sets B instead (what
+  /// the model derives from B follows).
   std::optional<int64_t> batch;
   /// Replaces named dims declared with `dims(...)`.
   std::map<std::string, int64_t> dims;

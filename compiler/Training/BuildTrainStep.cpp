@@ -73,6 +73,19 @@ class TrainStepBuilder {
   // norm sum by blocks of rows, each rank's blocks' shares all-gathered.)
   bool scattered(step::ParamOp p) const { return sharded(p) && !exportGrads; }
   mlir::LogicalResult checkShards();
+  // The forward failed on a micro-batch: says why that can happen (after the op's own error).
+  mlir::LogicalResult microBatchFailure(int64_t k) {
+    auto dims = model.getDimsAttr();
+    bool named = dims && dims.get("B");
+    return model.emitError()
+           << "micro_batches = " << k << " runs the forward on 1/" << k
+           << " of the batch's rows; a shape the model writes with the batch's size"
+           << (named ? " (its dim B, or a dim derived from it)" : "")
+           << " does not follow it: micro-batching such a model is not built. Write those "
+              "shapes from the operands where the op allows it (step.reshape takes 0 and -1), "
+              "or train with micro_batches = 1 (and without --data-parallel, which splits the "
+              "micro-batches)";
+  }
   // Dropout's counter for micro-batch `index` of `k`: step · k + index, so that micro-batches
   // draw different masks.
   Value microBatchStep(Value index, int64_t k) {
@@ -278,7 +291,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
   }
   auto pass = singlePass(params, sliceArgs);
   stepCounter = outerStep;
-  if (failed(pass)) return mlir::failure();
+  if (failed(pass)) return microBatchFailure(k);
   ad::GradBuilder gi(b, loc);
   llvm::SmallVector<Value> mine{
       gi.one<step::CastOp>({pass->first}, {gi.attr("to", mlir::TypeAttr::get(f32))})};
@@ -335,7 +348,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     for (Value v : lastInits) lastBody->addArgument(v.getType(), loc);
     auto last = singlePass(params, peeled);
     stepCounter = outerStep;
-    if (failed(last)) return mlir::failure();
+    if (failed(last)) return microBatchFailure(k);
     ad::GradBuilder gp(b, loc);
     llvm::SmallVector<Value> mine{
         gp.one<step::CastOp>({last->first}, {gp.attr("to", mlir::TypeAttr::get(f32))})};
