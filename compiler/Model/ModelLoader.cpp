@@ -106,6 +106,18 @@ bool batchIsDimB(step::ModelOp model) {
   return any && leads;
 }
 
+// The file read with the overrides' config and dims (the parser takes them as it reads).
+mlir::OwningOpRef<mlir::ModuleOp> parse(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
+                                        const ModelOverrides &overrides) {
+  step::setDimOverrides(overrides.dims);
+  step::setModelConfig(overrides.config);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  step::setDimOverrides({});
+  step::setModelConfig("");
+  return module;
+}
+
 }  // namespace
 
 mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
@@ -114,12 +126,7 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, mlir::ML
   ModelOverrides overrides = given;
   if (overrides.batch && !overrides.dims.count("B")) {
     // A first reading to see how the model names its batch (parsing is cheap).
-    step::setDimOverrides(overrides.dims);
-    step::setModelConfig(overrides.config);
-    mlir::OwningOpRef<mlir::ModuleOp> first =
-        mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-    step::setDimOverrides({});
-    step::setModelConfig("");
+    mlir::OwningOpRef<mlir::ModuleOp> first = parse(sourceMgr, context, overrides);
     if (!first) return nullptr;
     auto models = llvm::to_vector(first->getOps<step::ModelOp>());
     if (models.size() == 1 && batchIsDimB(models.front())) {
@@ -127,12 +134,7 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, mlir::ML
       overrides.batch.reset();
     }
   }
-  step::setDimOverrides(overrides.dims);
-  step::setModelConfig(overrides.config);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  step::setDimOverrides({});
-  step::setModelConfig("");
+  mlir::OwningOpRef<mlir::ModuleOp> module = parse(sourceMgr, context, overrides);
   if (!module) return nullptr;
   if (overrides.batch) {
     step::ModelOp model = getSingleModel(*module);

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/Common/Passes.h"
+#include "compiler/Codegen/Common/ViewRoot.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -41,20 +42,6 @@ constexpr llvm::StringLiteral kWait = "stepc_all_gather_wait_f32";
 bool isView(mlir::Operation *op) {
   return llvm::isa<mlir::ViewLikeOpInterface, mlir::memref::CastOp,
                    mlir::memref::ExtractStridedMetadataOp, mlir::memref::DeallocOp>(op);
-}
-
-// The function argument `v` is a view of, or null.
-mlir::BlockArgument rootArgument(mlir::Value v) {
-  for (;;) {
-    if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(v)) return arg;
-    mlir::Operation *def = v.getDefiningOp();
-    if (auto view = llvm::dyn_cast_or_null<mlir::ViewLikeOpInterface>(def))
-      v = view.getViewSource();
-    else if (auto cast = llvm::dyn_cast_or_null<mlir::memref::CastOp>(def))
-      v = cast.getSource();
-    else
-      return {};
-  }
 }
 
 // The runtime's profile hooks (runtime/hal/Profile.h), as --step-outline-kernels declares them.

@@ -65,6 +65,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/Common/Passes.h"
+#include "compiler/Codegen/Common/ViewRoot.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -100,20 +101,6 @@ mlir::func::CallOp ownerCall(mlir::linalg::CopyOp copy) {
     if (op->hasAttr("step.collective")) return nullptr;
   }
   return nullptr;
-}
-
-// The function argument `v` is a view of (memref.cast, subview, reshapes), or null.
-mlir::BlockArgument rootArgument(mlir::Value v) {
-  for (;;) {
-    if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(v)) return arg;
-    mlir::Operation *def = v.getDefiningOp();
-    if (auto view = llvm::dyn_cast_or_null<mlir::ViewLikeOpInterface>(def))
-      v = view.getViewSource();
-    else if (auto cast = llvm::dyn_cast_or_null<mlir::memref::CastOp>(def))
-      v = cast.getSource();
-    else
-      return {};
-  }
 }
 
 // The parameter `whole` is all of, if the gather writes one in place: its argument.

@@ -263,29 +263,49 @@ extern "C" int64_t stepc_rank() {
   return gCommunicator ? gCommunicator->rank() : 0;
 }
 
-extern "C" void _mlir_ciface_stepc_all_gather_f32(StepcUnrankedF32 *placed,
-                                                   StepcUnrankedF32 *whole, int64_t id) {
+namespace {
+
+// An all-gather's operands checked, and this rank's block of `placed` copied into `whole`
+// (`placed` is the step's scratch, free once the step returns); the whole buffer and the
+// floats of a block, or null after setting the step's error.
+float *placeOwnBlock(StepcUnrankedF32 *placed, StepcUnrankedF32 *whole, int64_t id,
+                     int64_t &block) {
   using namespace stepc::rt;
-  if (!gError.empty()) return;
   F32View in(*placed), out(*whole);
   int ranks = gCommunicator ? gCommunicator->size() : 1;
-  int64_t n = out.elements() / ranks;
+  block = out.elements() / ranks;
   if (!in.contiguous() || !out.contiguous() || in.elements() != out.elements() ||
-      n * ranks != out.elements()) {
+      block * ranks != out.elements()) {
     gError = "all-gather " + std::to_string(id) + ": expected two contiguous buffers of the "
              "same size, in " + std::to_string(ranks) + " blocks, found " +
              std::to_string(in.elements()) + " and " + std::to_string(out.elements()) +
              " floats (a compiler bug)";
-    return;
+    return nullptr;
   }
-  int64_t at = stepc_rank() * n;
+  int64_t at = stepc_rank() * block;
   if (in.data() != out.data())
-    std::memmove(out.data() + at, in.data() + at, static_cast<size_t>(n) * sizeof(float));
-  if (ranks == 1) return;
-  if (Status s = onCollectiveThread([&] { return allGather(*gCommunicator, out.data(), n, id); });
+    std::memmove(out.data() + at, in.data() + at, static_cast<size_t>(block) * sizeof(float));
+  return out.data();
+}
+
+void gatherFailed(int64_t id, const stepc::rt::Status &s) {
+  using namespace stepc::rt;
+  gError = "all-gather " + std::to_string(id) + " on rank " +
+           std::to_string(gCommunicator->rank()) + ": " + s.message();
+}
+
+}  // namespace
+
+extern "C" void _mlir_ciface_stepc_all_gather_f32(StepcUnrankedF32 *placed,
+                                                   StepcUnrankedF32 *whole, int64_t id) {
+  using namespace stepc::rt;
+  if (!gError.empty()) return;
+  int64_t n = 0;
+  float *data = placeOwnBlock(placed, whole, id, n);
+  if (!data || !gCommunicator || gCommunicator->size() == 1) return;
+  if (Status s = onCollectiveThread([&] { return allGather(*gCommunicator, data, n, id); });
       !s.ok())
-    gError = "all-gather " + std::to_string(id) + " on rank " +
-             std::to_string(gCommunicator->rank()) + ": " + s.message();
+    gatherFailed(id, s);
 }
 
 // The start's result buffer is where its reduction runs (the input is copied into it first
@@ -369,23 +389,11 @@ extern "C" void _mlir_ciface_stepc_all_gather_start_f32(StepcUnrankedF32 *placed
                                                          int64_t last, int64_t id) {
   using namespace stepc::rt;
   if (!gError.empty()) return;
-  F32View in(*placed), out(*whole);
-  int ranks = gCommunicator ? gCommunicator->size() : 1;
-  int64_t n = out.elements() / ranks;
-  if (!in.contiguous() || !out.contiguous() || in.elements() != out.elements() ||
-      n * ranks != out.elements()) {
-    gError = "all-gather " + std::to_string(id) + ": expected two contiguous buffers of the "
-             "same size, in " + std::to_string(ranks) + " blocks (a compiler bug)";
-    return;
-  }
-  int64_t at = stepc_rank() * n;
-  // The rank's own rows now: `placed` is the step's scratch, free once the step returns.
-  if (in.data() != out.data())
-    std::memmove(out.data() + at, in.data() + at, static_cast<size_t>(n) * sizeof(float));
-  if (ranks == 1) return;
-  if (Status s = background().gatherLater(out.data(), n, rounds, id, last != 0); !s.ok())
-    gError = "all-gather " + std::to_string(id) + " on rank " +
-             std::to_string(gCommunicator->rank()) + ": " + s.message();
+  int64_t n = 0;
+  float *data = placeOwnBlock(placed, whole, id, n);
+  if (!data || !gCommunicator || gCommunicator->size() == 1) return;
+  if (Status s = background().gatherLater(data, n, rounds, id, last != 0); !s.ok())
+    gatherFailed(id, s);
 }
 
 extern "C" void _mlir_ciface_stepc_all_gather_wait_f32(StepcUnrankedF32 *view) {

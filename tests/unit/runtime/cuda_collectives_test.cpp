@@ -10,10 +10,7 @@
 //   - a failed collective is the step's error and still joins its stream back;
 //   - a wait whose input starts no collective, and an owner layout NCCL cannot run, are
 //     errors of the step, not crashes or wrong sums.
-#include <dlfcn.h>
-#include <unistd.h>
 
-#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +25,8 @@
 #include "runtime/hal/cuda/Nccl.h"
 #include "runtime/hal/cuda/Session.h"
 #include "tests/unit/runtime/fake_cuda_device.h"
+#include "tests/unit/runtime/fake_nccl_library.h"
+#include "tests/unit/runtime/memref_descriptor.h"
 #include "tests/unit/runtime/thread_communicator.h"
 
 namespace stepc::rt::cuda {
@@ -97,29 +96,6 @@ class FakeDriver : public Loader {
   std::string error() override { return ""; }
 };
 
-// A memref<*xf32> descriptor of `n` floats at `data` (rank 1).
-struct View {
-  struct {
-    float *allocated, *aligned;
-    int64_t offset, sizes[1], strides[1];
-  } d;
-  StepcUnrankedF32 m;
-  View(float *data, int64_t n) : d{data, data, 0, {n}, {1}}, m{1, &d} {}
-};
-
-std::string fakeNccl() {
-  char path[PATH_MAX] = {};
-  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  std::string self(path, n > 0 ? static_cast<size_t>(n) : 0);
-  return self.substr(0, self.rfind('/') + 1) + "libfake_nccl.so";
-}
-
-template <typename F>
-F hook(const char *name) {
-  void *library = dlopen(fakeNccl().c_str(), RTLD_NOW | RTLD_LOCAL);
-  return library ? reinterpret_cast<F>(dlsym(library, name)) : nullptr;
-}
-
 class CudaCollectivesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -127,11 +103,11 @@ class CudaCollectivesTest : public ::testing::Test {
     gStreams = gEvents = 0;
     Session::useLoaderForTesting(&fake);
     ASSERT_TRUE(Session::get().status().ok());
-    setenv("STEPC_NCCL_LIBRARY", fakeNccl().c_str(), 1);
+    setenv("STEPC_NCCL_LIBRARY", fakeNcclLibrary().c_str(), 1);
     ThreadCommunicator one(boxes, 0, 1);
     ASSERT_TRUE(NcclCommunicator::open(one, nccl).ok());
     setNcclCommunicator(nccl.get());
-    lastCall = hook<const char *(*)()>("fake_nccl_last_call");
+    lastCall = fakeNcclHook<const char *(*)()>("fake_nccl_last_call");
     ASSERT_NE(lastCall, nullptr);
   }
   void TearDown() override {
@@ -148,8 +124,8 @@ class CudaCollectivesTest : public ::testing::Test {
 TEST_F(CudaCollectivesTest, StartsRunOnTheirStreamAndWaitsJoinIt) {
   // A layer loop's two starts stacked in one buffer, then the wait over the stack.
   float grads[6] = {1, 2, 3, 4, 5, 6}, started[6] = {}, out[6] = {};
-  View g0(grads, 3), g1(grads + 3, 3), s0(started, 3), s1(started + 3, 3), stack(started, 6),
-      result(out, 6);
+  UnrankedView g0(grads, 3), g1(grads + 3, 3), s0(started, 3), s1(started + 3, 3),
+      stack(started, 6), result(out, 6);
   for (int step = 0; step < 2; ++step) {
     gLog.clear();
     _mlir_ciface_stepc_cuda_all_reduce_start_f32(&g0.m, &s0.m, 1);
@@ -171,7 +147,7 @@ TEST_F(CudaCollectivesTest, StartsRunOnTheirStreamAndWaitsJoinIt) {
 
 TEST_F(CudaCollectivesTest, AStartInPlaceCopiesNothing) {
   float grads[4] = {1, 2, 3, 4}, out[4] = {};
-  View g(grads, 4), result(out, 4);
+  UnrankedView g(grads, 4), result(out, 4);
   gLog.clear();
   _mlir_ciface_stepc_cuda_reduce_scatter_start_f32(&g.m, &g.m, 0, 4, 7);
   _mlir_ciface_stepc_cuda_all_reduce_wait_f32(&g.m, &result.m, 8);
@@ -183,10 +159,10 @@ TEST_F(CudaCollectivesTest, AStartInPlaceCopiesNothing) {
 // A failed collective is the step's error, and its done-event is still recorded, so that the
 // wait joins the collectives' stream back (a graph capture needs that).
 TEST_F(CudaCollectivesTest, AFailedCollectiveStillJoinsItsStream) {
-  auto failNext = hook<void (*)(int)>("fake_nccl_fail_next");
+  auto failNext = fakeNcclHook<void (*)(int)>("fake_nccl_fail_next");
   ASSERT_NE(failNext, nullptr);
   float grads[2] = {1, 2};
-  View g(grads, 2);
+  UnrankedView g(grads, 2);
   gLog.clear();
   failNext(3);
   _mlir_ciface_stepc_cuda_all_reduce_start_f32(&g.m, &g.m, 9);
@@ -213,7 +189,7 @@ TEST(CudaScatterLayout, OwnersMapToNcclsCalls) {
 
 TEST_F(CudaCollectivesTest, WhatNcclCannotRunIsAnErrorOfTheStep) {
   float grads[4] = {1, 2, 3, 4}, out[4] = {};
-  View g(grads, 4), half(grads, 2), result(out, 4);
+  UnrankedView g(grads, 4), half(grads, 2), result(out, 4);
   // Owners from rank 1 of 1: not NCCL's layout, and not a rank.
   _mlir_ciface_stepc_cuda_reduce_scatter_start_f32(&g.m, &g.m, 1, 2, 4);
   EXPECT_EQ(Session::get().takeError().message(),

@@ -3,34 +3,18 @@
 // the ranks' communicator, the in-place sum on every rank, and NCCL's errors by name.
 #include "runtime/hal/cuda/Nccl.h"
 
-#include <dlfcn.h>
-#include <unistd.h>
 
-#include <climits>
 #include <cstdlib>
 #include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/runtime/fake_nccl_library.h"
 #include "tests/unit/runtime/thread_communicator.h"
 
 namespace stepc::rt::cuda {
 namespace {
-
-// The fake library beside this test's binary (bazel-bin, or its runfiles).
-std::string fakeLibrary() {
-  char path[PATH_MAX] = {};
-  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  std::string self(path, n > 0 ? static_cast<size_t>(n) : 0);
-  return self.substr(0, self.rfind('/') + 1) + "libfake_nccl.so";
-}
-
-template <typename F>
-F hook(const char *name) {
-  void *library = dlopen(fakeLibrary().c_str(), RTLD_NOW | RTLD_LOCAL);
-  return library ? reinterpret_cast<F>(dlsym(library, name)) : nullptr;
-}
 
 TEST(Nccl, AMissingLibraryIsAClearError) {
   setenv("STEPC_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
@@ -50,7 +34,7 @@ TEST(Nccl, AMissingLibraryIsAClearError) {
 }
 
 TEST(Nccl, FourRanksJoinThroughTheUniqueIdAndSumInPlace) {
-  setenv("STEPC_NCCL_LIBRARY", fakeLibrary().c_str(), 1);
+  setenv("STEPC_NCCL_LIBRARY", fakeNcclLibrary().c_str(), 1);
   Mailboxes boxes;
   std::vector<std::vector<float>> data = {{1, 2, 3}, {10, 20, 30}, {100, 200, 300}, {-1, -2, -3}};
   std::vector<std::string> errors(4), versions(4);
@@ -73,7 +57,7 @@ TEST(Nccl, FourRanksJoinThroughTheUniqueIdAndSumInPlace) {
     EXPECT_EQ(data[r], (std::vector<float>{440, 880, 1320})) << "rank " << r;
   }
   // The reduction is queued on the stream it was given.
-  auto lastStream = hook<void *(*)()>("fake_nccl_last_stream");
+  auto lastStream = fakeNcclHook<void *(*)()>("fake_nccl_last_stream");
   ASSERT_NE(lastStream, nullptr);
   EXPECT_EQ(lastStream(), reinterpret_cast<void *>(0x5));
   unsetenv("STEPC_NCCL_LIBRARY");
@@ -82,7 +66,7 @@ TEST(Nccl, FourRanksJoinThroughTheUniqueIdAndSumInPlace) {
 // --shard-optimizer on CUDA: rank r gets the sums of block r in place, then the all-gather
 // hands every rank every block, in place; a layer one rank owns is reduced to it alone.
 TEST(Nccl, ReduceScatterAllGatherAndReduceInPlace) {
-  setenv("STEPC_NCCL_LIBRARY", fakeLibrary().c_str(), 1);
+  setenv("STEPC_NCCL_LIBRARY", fakeNcclLibrary().c_str(), 1);
   Mailboxes boxes;
   constexpr int kRanks = 4, kBlock = 2;
   std::vector<std::vector<float>> data(kRanks), scattered(kRanks), reduced(kRanks);
@@ -122,8 +106,8 @@ TEST(Nccl, ReduceScatterAllGatherAndReduceInPlace) {
 }
 
 TEST(Nccl, ErrorsAreNamedByNccl) {
-  setenv("STEPC_NCCL_LIBRARY", fakeLibrary().c_str(), 1);
-  auto failNext = hook<void (*)(int)>("fake_nccl_fail_next");
+  setenv("STEPC_NCCL_LIBRARY", fakeNcclLibrary().c_str(), 1);
+  auto failNext = fakeNcclHook<void (*)(int)>("fake_nccl_fail_next");
   ASSERT_NE(failNext, nullptr);
   Mailboxes boxes;
   ThreadCommunicator one(boxes, 0, 1);
