@@ -183,10 +183,6 @@ void copyOnStream(const stepc::rt::F32View &from, const stepc::rt::F32View &to, 
                   n * static_cast<int64_t>(sizeof(float)));
 }
 
-}  // namespace
-
-namespace {
-
 // Queues `collective` on the collectives' stream (opened on first use) after the step's work
 // so far; the error, if any, is recorded on the session.
 void startCollective(stepc::rt::cuda::Session &s, const stepc::rt::F32View &buffer,
