@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "compiler/Codegen/MemoryBudget.h"
+#include "dialects/step/IR/ModelInstances.h"
 #include "dialects/step/IR/StepDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -60,7 +61,7 @@ mlir::FailureOr<Plan> planWith(mlir::ModuleOp module, const StageOptions &option
 mlir::LogicalResult applyDeviceMemory(mlir::ModuleOp module, const StageOptions &options,
                                       int64_t deviceBytes, llvm::StringRef mode) {
   mlir::Operation *where = module.getOperation();
-  if (auto models = module.getOps<step::ModelOp>(); !models.empty()) where = *models.begin();
+  if (auto models = step::trainedModels(module); !models.empty()) where = models.front();
   std::string flag = "--device-memory=" + mib(static_cast<double>(deviceBytes));
   std::string text;
   auto resident = planWith(module, options, {}, mode, &text);

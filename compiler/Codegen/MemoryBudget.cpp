@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "compiler/Autodiff/Autodiff.h"
+#include "dialects/step/IR/ModelInstances.h"
 #include "dialects/step/IR/ReversibleCoupling.h"
 #include "dialects/step/IR/StepDialect.h"
 
@@ -79,7 +80,8 @@ void applyLevel(step::RepeatOp repeat, const RepeatChoices &choices, int level) 
 
 llvm::SmallVector<step::RepeatOp> modelRepeats(mlir::ModuleOp module) {
   llvm::SmallVector<step::RepeatOp> repeats;
-  module.walk([&](step::ModelOp model) { model.walk([&](step::RepeatOp r) { repeats.push_back(r); }); });
+  for (step::ModelOp model : step::trainedModels(module))
+    model.walk([&](step::RepeatOp r) { repeats.push_back(r); });
   return repeats;
 }
 
@@ -205,7 +207,7 @@ mlir::LogicalResult applyMemoryBudget(mlir::ModuleOp module, const StageOptions 
       levels += "; repeat '" + c.name + "' " + c.describe(0);
     }
     mlir::Operation *where = module.getOperation();
-    if (auto models = module.getOps<step::ModelOp>(); !models.empty()) where = *models.begin();
+    if (auto models = step::trainedModels(module); !models.empty()) where = models.front();
     return where->emitError() << budgetText << " cannot be met: the least memory this step plans is "
                               << mib(least->peak) << ": parameters " << mib(least->params)
                               << ", optimizer state " << mib(least->state) << ", batch "

@@ -33,6 +33,7 @@
 #include "compiler/Autodiff/Vjp.h"
 #include "compiler/Model/ModelLoader.h"
 #include "compiler/Training/Passes.h"
+#include "compiler/Training/TrainConfig.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -561,6 +562,17 @@ int main(int argc, char **argv) {
   if (command == "check") {
     printSummary(model, llvm::outs());
     return 0;
+  }
+  {
+    // A model whose shapes follow its dim B (an MoE's N = B * S) gets an instance at B / K for
+    // the micro-batch forward (ModelLoader.h).
+    int64_t k = stageOptions.train.microBatches;
+    if (k == 0) {
+      mlir::FailureOr<stepc::train::TrainConfig> config = stepc::train::resolveTrainConfig(model, {});
+      if (failed(config)) return 1;
+      k = config->microBatches;
+    }
+    if (failed(stepc::addMicroBatchInstance(sourceMgr, context, overrides, *module, k))) return 1;
   }
   if (std::string budget = absl::GetFlag(FLAGS_memory_budget); !budget.empty() || isSpecified("memory_budget")) {
     std::optional<int64_t> bytes = cg::parseByteSize(budget);

@@ -1,9 +1,11 @@
 //===- ModelLoader.cpp - read, override and verify a model file ----------===//
 #include "compiler/Model/ModelLoader.h"
 
+#include "dialects/step/IR/ModelInstances.h"
 #include "dialects/step/IR/ShapeRules.h"
 #include "dialects/step/IR/StepAsm.h"
 #include "llvm/Support/SourceMgr.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 
@@ -14,7 +16,7 @@ void registerStepDialects(mlir::MLIRContext &context) {
 }
 
 step::ModelOp getSingleModel(mlir::ModuleOp module) {
-  auto models = llvm::to_vector(module.getOps<step::ModelOp>());
+  auto models = step::trainedModels(module);
   if (models.size() == 1) return models.front();
   if (models.empty())
     mlir::emitError(module.getLoc()) << "expected a step.model in the file, found none";
@@ -146,6 +148,35 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, mlir::ML
   }
   if (failed(mlir::verify(*module))) return nullptr;
   return module;
+}
+
+mlir::LogicalResult addMicroBatchInstance(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
+                                          const ModelOverrides &given, mlir::ModuleOp module,
+                                          int64_t microBatches) {
+  step::ModelOp model = getSingleModel(module);
+  if (!model || microBatches <= 1 || step::microBatchInstance(module, model) ||
+      !batchIsDimB(model))
+    return mlir::success();
+  int64_t batch = llvm::cast<mlir::IntegerAttr>(model.getDimsAttr().get("B")).getInt();
+  if (batch % microBatches) return mlir::success();
+  {
+    // Resizing the inputs suffices where nothing else follows B (the train step's own path).
+    mlir::OwningOpRef<step::ModelOp> probe(llvm::cast<step::ModelOp>(model->clone()));
+    mlir::ScopedDiagnosticHandler quiet(&context, [](mlir::Diagnostic &) { return mlir::success(); });
+    if (succeeded(applyBatchOverride(*probe, batch / microBatches))) return mlir::success();
+  }
+  ModelOverrides overrides = given;
+  overrides.batch.reset();
+  overrides.dims["B"] = batch / microBatches;
+  mlir::OwningOpRef<mlir::ModuleOp> micro = loadModel(sourceMgr, context, overrides);
+  if (!micro) return mlir::failure();
+  step::ModelOp instance = getSingleModel(*micro);
+  if (!instance) return mlir::failure();
+  instance->remove();
+  instance.setSymName((model.getSymName() + "_micro_batch").str());
+  instance->setAttr(step::kMicroBatchOf, mlir::FlatSymbolRefAttr::get(model.getSymNameAttr()));
+  module.getBody()->getOperations().insertAfter(model->getIterator(), instance);
+  return mlir::verify(module);
 }
 
 }  // namespace stepc

@@ -46,8 +46,19 @@ void registerStepDialects(mlir::MLIRContext &context);
 mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
                                             const ModelOverrides &overrides);
 
-/// The single `step.model` of a module; reports an error and returns null if there is not
-/// exactly one.
+/// Where micro-batching `module`'s model over `microBatches` micro-batches cannot resize its
+/// inputs' batch alone (a shape derived from the dim B, e.g. an MoE's N = B * S tokens), reads
+/// the file again with B / microBatches and adds that instance to the module, marked
+/// `step.micro_batch_of` (dialects/step/IR/ModelInstances.h): the train step builds each
+/// micro-batch's forward from it. Does nothing where it is not needed or not possible (no dim
+/// B, K = 1, K not dividing B: the train stage then reports what fails). `overrides` are the
+/// ones the module was loaded with.
+mlir::LogicalResult addMicroBatchInstance(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context,
+                                          const ModelOverrides &overrides, mlir::ModuleOp module,
+                                          int64_t microBatches);
+
+/// The single `step.model` of a module (micro-batch instances aside); reports an error and
+/// returns null if there is not exactly one.
 step::ModelOp getSingleModel(mlir::ModuleOp module);
 
 /// Sets the batch dimension of every input of `model` to `batch` and re-infers every result

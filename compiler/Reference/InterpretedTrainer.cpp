@@ -2,6 +2,7 @@
 #include "compiler/Reference/InterpretedTrainer.h"
 
 #include "compiler/Interpreter/ModelData.h"
+#include "dialects/step/IR/ModelInstances.h"
 
 namespace stepc::ref {
 namespace {
@@ -17,7 +18,7 @@ mlir::FailureOr<InterpretedTrainer> InterpretedTrainer::create(mlir::ModuleOp mo
                                                                uint64_t seed,
                                                                interp::Options options) {
   auto fn = module.lookupSymbol<mlir::func::FuncOp>("train_step");
-  auto models = llvm::to_vector(module.getOps<step::ModelOp>());
+  auto models = step::trainedModels(module);
   if (!fn || models.size() != 1)
     return mlir::emitError(module.getLoc())
            << "expected the train stage: one step.model and func @train_step";

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Training/LossFunction.h"
 #include "compiler/Training/Passes.h"
+#include "dialects/step/IR/ModelInstances.h"
 
 namespace stepc::train {
 
@@ -19,7 +20,7 @@ struct BuildEvalLossPass : impl::BuildEvalLossBase<BuildEvalLossPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     if (module.lookupSymbol<mlir::func::FuncOp>("eval_loss")) return;
-    auto models = llvm::to_vector(module.getOps<step::ModelOp>());
+    auto models = step::trainedModels(module);
     if (models.size() != 1 || !module.lookupSymbol<mlir::func::FuncOp>("train_step")) {
       module.emitError("expected one step.model and its func @train_step (the `train` stage)");
       return signalPassFailure();

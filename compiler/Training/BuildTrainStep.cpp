@@ -10,6 +10,7 @@
 #include "compiler/Training/ForwardClone.h"
 #include "compiler/Training/Passes.h"
 #include "compiler/Training/UpdateRules.h"
+#include "dialects/step/IR/ModelInstances.h"
 
 #include <cmath>
 
@@ -56,8 +57,14 @@ class TrainStepBuilder {
   // Rank of each of `p`'s rows under --shard-optimizer ([rows, 1, ...] i64, made at the top of
   // the step so that a start can move up to its gradient and into the layer loop).
   Value owners(step::ParamOp p);
+  // One forward and backward; `microBatch`: on one micro-batch's rows (from the model's
+  // micro-batch instance where it has one).
   mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> singlePass(
-      llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs);
+      llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs, bool microBatch = false);
+  // Pairs the micro-batch instance's parameters and inputs with the model's (by name and
+  // order, with their types checked) and gives its repeats the model's settings (the memory
+  // budget's choices are made on the model).
+  mlir::LogicalResult bindMicroBatchInstance(step::ModelOp instance);
   mlir::FailureOr<llvm::SmallVector<Value>> samPerturbation(llvm::ArrayRef<Value> params,
                                                             llvm::ArrayRef<Value> grads);
   // --shard-optimizer: whether `p`'s state and update are split over the ranks (its first
@@ -81,10 +88,12 @@ class TrainStepBuilder {
            << "micro_batches = " << k << " runs the forward on 1/" << k
            << " of the batch's rows; a shape the model writes with the batch's size"
            << (named ? " (its dim B, or a dim derived from it)" : "")
-           << " does not follow it: micro-batching such a model is not built. Write those "
-              "shapes from the operands where the op allows it (step.reshape takes 0 and -1), "
-              "or train with micro_batches = 1 (and without --data-parallel, which splits the "
-              "micro-batches)";
+           << " does not follow it. Declare the batch as the dim B, lead every input with it "
+              "and derive those shapes from B (stepc then reads the model again at B / "
+           << k
+           << " for the micro-batches), or write them from the operands where the op allows "
+              "it (step.reshape takes 0 and -1), or train with micro_batches = 1 (and without "
+              "--data-parallel, which splits the micro-batches)";
   }
   // Dropout's counter for micro-batch `index` of `k`: step · k + index, so that micro-batches
   // draw different masks.
@@ -111,16 +120,24 @@ class TrainStepBuilder {
   mlir::Location loc;
   llvm::SmallVector<step::ParamOp> paramOps;
   llvm::SmallVector<InputSlot> inputSlots;
+  // The micro-batch instance (ModelInstances.h; null: the micro-batches run the model itself
+  // on their rows), its parameters in paramOps' order and its inputs in inputSlots'.
+  step::ModelOp micro;
+  llvm::SmallVector<mlir::Operation *> microParamOps;
+  llvm::SmallVector<Value> microInputs;
 };
 
 mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::singlePass(
-    llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs) {
+    llvm::ArrayRef<Value> params, llvm::ArrayRef<Value> inputs, bool microBatch) {
   ForwardValues values;
-  for (auto [op, v] : llvm::zip(paramOps, params)) values.params[op] = v;
-  for (auto [slot, v] : llvm::zip(inputSlots, inputs)) values.inputs[slot.modelValue] = v;
+  bool instance = microBatch && micro;
+  for (auto [i, v] : llvm::enumerate(params))
+    values.params[instance ? microParamOps[i] : paramOps[i].getOperation()] = v;
+  for (auto [i, v] : llvm::enumerate(inputs))
+    values.inputs[instance ? microInputs[i] : inputSlots[i].modelValue] = v;
   values.step = stepCounter;
   llvm::SmallVector<mlir::Operation *> forward;
-  mlir::FailureOr<Value> loss = emitForward(b, model, values, forward);
+  mlir::FailureOr<Value> loss = emitForward(b, instance ? micro : model, values, forward);
   if (failed(loss)) return mlir::failure();
   ad::GradBuilder g(b, loc);
   Value tracked[] = {*loss};
@@ -289,7 +306,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
   if (hasDropout) {
     stepCounter = microBatchStep(sliceArgs.pop_back_val(), k);
   }
-  auto pass = singlePass(params, sliceArgs);
+  auto pass = singlePass(params, sliceArgs, /*microBatch=*/true);
   stepCounter = outerStep;
   if (failed(pass)) return microBatchFailure(k);
   ad::GradBuilder gi(b, loc);
@@ -346,7 +363,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     lastRepeat->setAttr("step.rank_split_last", b.getI64IntegerAttr(k));
     mlir::Block *lastBody = b.createBlock(&lastRepeat.getBody());
     for (Value v : lastInits) lastBody->addArgument(v.getType(), loc);
-    auto last = singlePass(params, peeled);
+    auto last = singlePass(params, peeled, /*microBatch=*/true);
     stepCounter = outerStep;
     if (failed(last)) return microBatchFailure(k);
     ad::GradBuilder gp(b, loc);
@@ -429,6 +446,41 @@ mlir::LogicalResult TrainStepBuilder::checkShards() {
   return mlir::success();
 }
 
+mlir::LogicalResult TrainStepBuilder::bindMicroBatchInstance(step::ModelOp instance) {
+  auto mismatch = [&](const std::string &what) {
+    return instance.emitError() << "the micro-batch instance of @" << model.getSymName()
+                                << " does not match it: " << what;
+  };
+  llvm::SmallVector<step::ParamOp> params;
+  instance.getBody().walk([&](step::ParamOp p) { params.push_back(p); });
+  if (params.size() != paramOps.size()) return mismatch("another number of parameters");
+  for (auto [mine, theirs] : llvm::zip(paramOps, params)) {
+    if (mine.getDeclName() != theirs.getDeclName() ||
+        mine.getStoredType() != theirs.getStoredType())
+      return mismatch("parameter '" + mine.getDeclName() + "'");
+    microParamOps.push_back(theirs);
+  }
+  for (mlir::Operation &op : instance.getBody().front())
+    if (auto input = llvm::dyn_cast<step::InputOp>(op))
+      for (Value r : input.getResults()) microInputs.push_back(r);
+  if (microInputs.size() != inputSlots.size()) return mismatch("another number of inputs");
+  for (auto [slot, v] : llvm::zip(inputSlots, microInputs)) {
+    llvm::ArrayRef<int64_t> whole = ad::shapeOf(slot.modelValue), part = ad::shapeOf(v);
+    if (whole.empty() || part.size() != whole.size() || part.drop_front() != whole.drop_front() ||
+        part[0] * config.microBatches != whole[0])
+      return mismatch("input '" + slot.name + "' is not 1/" +
+                      std::to_string(config.microBatches) + " of the batch");
+  }
+  llvm::SmallVector<step::RepeatOp> repeats, instanceRepeats;
+  model.getBody().walk([&](step::RepeatOp r) { repeats.push_back(r); });
+  instance.getBody().walk([&](step::RepeatOp r) { instanceRepeats.push_back(r); });
+  if (repeats.size() != instanceRepeats.size()) return mismatch("another number of repeats");
+  for (auto [mine, theirs] : llvm::zip(repeats, instanceRepeats))
+    theirs->setAttrs(mine->getAttrDictionary());
+  micro = instance;
+  return mlir::success();
+}
+
 mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
   model.getBody().walk([&](step::ParamOp p) { paramOps.push_back(p); });
   if (paramOps.empty())
@@ -439,6 +491,8 @@ mlir::LogicalResult TrainStepBuilder::build(mlir::ModuleOp module) {
         inputSlots.push_back({input.getName().str(), r, static_cast<int>(i)});
   llvm::SmallVector<std::string> slots = optimizerSlots(config);
   if (failed(checkShards())) return mlir::failure();
+  if (step::ModelOp instance = step::microBatchInstance(module, model); instance && config.microBatches > 1)
+    if (failed(bindMicroBatchInstance(instance))) return mlir::failure();
 
   // Signature: params, optimizer state by slot, inputs, step counter.
   llvm::SmallVector<mlir::Type> argTypes;
@@ -621,7 +675,7 @@ struct BuildTrainStepPass : impl::BuildTrainStepBase<BuildTrainStepPass> {
 
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
-    auto models = llvm::to_vector(module.getOps<step::ModelOp>());
+    auto models = step::trainedModels(module);
     if (models.size() != 1) {
       module.emitError() << "expected one step.model, found " << models.size();
       return signalPassFailure();

@@ -4,6 +4,7 @@
 #include "compiler/Autodiff/Autodiff.h"
 #include "compiler/Autodiff/GradBuilder.h"
 #include "compiler/Training/LossFunction.h"
+#include "dialects/step/IR/ModelInstances.h"
 #include "dialects/step/IR/StepSpecs.h"
 
 namespace stepc::train {
@@ -20,7 +21,7 @@ mlir::Value throughReshapes(mlir::Value v) {
 mlir::FailureOr<NextTokenForward> buildNextTokenForward(mlir::ModuleOp module,
                                                         llvm::StringRef name,
                                                         std::string &whyNot) {
-  auto models = llvm::to_vector(module.getOps<step::ModelOp>());
+  auto models = step::trainedModels(module);
   if (models.size() != 1) return whyNot = "expected one step.model", mlir::failure();
   step::ModelOp model = models.front();
   llvm::SmallVector<step::InputOp> inputs;

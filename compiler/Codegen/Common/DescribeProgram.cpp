@@ -13,6 +13,7 @@
 #include "compiler/Codegen/Common/Passes.h"
 #include "compiler/Interpreter/ModelData.h"
 #include "compiler/Training/TrainConfig.h"
+#include "dialects/step/IR/ModelInstances.h"
 #include "dialects/step/IR/StepDialect.h"
 #include "dialects/step/IR/StepSpecs.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -97,7 +98,7 @@ double countFlops(mlir::func::FuncOp fn, bool contractionsOnly) {
 struct DescribeProgramPass : impl::DescribeProgramBase<DescribeProgramPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
-    auto models = llvm::to_vector(module.getOps<step::ModelOp>());
+    auto models = step::trainedModels(module);
     auto train = module.lookupSymbol<mlir::func::FuncOp>("train_step");
     if (models.size() != 1 || !train) {
       module.emitError("expected one step.model and its func @train_step (the `train` stage)");
