@@ -13,7 +13,9 @@
 // As in HomebrewNLP, the routing sees the whole batch, later positions included: expert
 // choice is not causal (a token's expert depends on the other tokens' scores), which a
 // language model trained this way accepts; HomebrewNLP never applied its auxiliary loss and
-// expert choice needs none (the load is balanced by construction).
+// expert choice needs none (the load is balanced by construction). With --micro-batches=K
+// (and so --data-parallel) the routing sees one micro-batch's N / K tokens: stepc builds the
+// micro-batch forward from this file read again at B / K.
 // The routing is a function of the rounded streams, so the reversible rebuild (f64 streams:
 // the rebuilt inputs equal the forward's bits) routes every layer exactly as the forward did.
 //
