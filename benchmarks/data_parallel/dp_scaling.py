@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Weak scaling of data-parallel training on this machine: byte_lm_small, one rank x 1 thread on
+"""Weak scaling of data-parallel training on this machine: byte_lm_small (or --model NAME's small
+configuration, e.g. byte_lm_moe, whose micro-batches are routed each on its own), one rank x 1 thread on
 its batch of B rows against N ranks x 1 thread on a global batch of N*B rows (one micro-batch of
 B per rank), and the same global batch in one process with N threads (what a user of one machine
 runs otherwise). Alternating rounds, median step time of each side (the first steps of a run
@@ -12,7 +13,7 @@ against the default, which starts each layer's reduction inside the backward on 
 own.
 
   benchmarks/data_parallel/run_dp_benchmark.sh [--ranks 2] [--rounds 5] [--steps 12]
-                                               [--shard-optimizer] [--json F]
+                                               [--shard-optimizer] [--model byte_lm] [--json F]
 """
 import argparse
 import json
@@ -27,7 +28,6 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 from cpu_vs_pytorch import machine_probe, stepc_info_flops  # noqa: E402
 STEPC = os.path.join(REPO, "bazel-bin", "compiler", "Driver", "stepc")
-MODEL = [os.path.join(REPO, "models", "byte_lm.mlir"), "--config=small"]
 WARMUP = 2
 
 
@@ -63,8 +63,10 @@ def main():
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--shard-optimizer", action="store_true",
                    help="the N ranks' step shards the optimizer state (ZeRO stage 1)")
+    p.add_argument("--model", default="byte_lm", help="models/NAME.mlir, at --config=small")
     p.add_argument("--json")
     a = p.parse_args()
+    MODEL = [os.path.join(REPO, "models", a.model + ".mlir"), "--config=small"]
     n = a.ranks
     tmp = tempfile.mkdtemp(prefix="dp-bench-")
     one = os.path.join(tmp, "one")
@@ -134,7 +136,7 @@ def main():
     tree_us = 2 * 3 * reduce_bytes / nvlink * 1e6
     ring_us = 2 * 7 / 8 * reduce_bytes / nvlink * 1e6
     result = {
-        "model": "byte_lm_small", "ranks": n, "rounds": a.rounds, "steps": a.steps,
+        "model": a.model + "_small", "ranks": n, "rounds": a.rounds, "steps": a.steps,
         "shard_optimizer": a.shard_optimizer,
         "median_step_ms": med, "min_max_step_ms": {k: [min(v), max(v)] for k, v in sides.items()},
         "weak_scaling_efficiency": t1 / tn,
