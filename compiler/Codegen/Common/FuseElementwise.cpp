@@ -4,8 +4,9 @@
 // op or reduction), so the pair is one kernel and the intermediate tensor never exists. It is
 // upstream's elementwise fusion with a stricter rule than its default (single use), because
 // two fusions upstream allows are losses here:
-// - into a contraction: the result would no longer be a GEMM the library can run, and the
-//   producer would be recomputed once per output column;
+// - into a contraction that is a GEMM (an operand read through a broadcast): the result would
+//   no longer be a GEMM the library can run, and the producer would be recomputed once per
+//   output column;
 // - through a broadcast (the consumer reads the producer with a non-permutation map): the
 //   producer would be recomputed for every broadcast element.
 // The one exception to single use: a producer a few arith ops long whose every use is a
@@ -14,7 +15,12 @@
 // it back there, and keeps no buffer alive longer than the result's did (its inputs live on
 // anyway, or are no larger than the result). A gradient's square feeds both the global norm and AGC's unit norms, AGC's
 // clipped gradient feeds the optimizer's three updates: each was a parameter-sized buffer of
-// its own, written once and read two or three times, for a multiply.
+// its own, written once and read two or three times, for a multiply. A gather (rows read by
+// index through tensor.extract: an MoE's combine, step.gather_rows) counts as cheap too: its
+// cost is the rows it reads, which its result would be written and read back for anyway. The
+// combine's gathered rows feed the gate-weighted sum and, in the backward, the gate's gradient;
+// cloned, the forward's gather fuses into the weighted sum (one pass over the experts' rows)
+// and the backward's into the gradient's dot, and the [T, k, D] copy is never written.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -42,7 +48,14 @@ bool fusibleEdge(mlir::OpOperand *operand) {
   if (!producer || !consumer) return false;
   // A collective (a marked copy, StepToLinalg's CollectivePatterns.cpp) is a call, not a kernel.
   if (producer->hasAttr("step.collective") || consumer->hasAttr("step.collective")) return false;
-  if (mlir::linalg::isaContractionOpInterface(consumer)) return false;
+  // A contraction a library runs as a GEMM reads some operand through a broadcast (A misses
+  // the n loop, B the m loop). One whose every input spans all its loops is a reduction of an
+  // elementwise product (a dot per row: an MoE gate's gradient), a kernel either way.
+  if (mlir::linalg::isaContractionOpInterface(consumer) &&
+      llvm::any_of(consumer.getDpsInputOperands(), [&](mlir::OpOperand *in) {
+        return !consumer.getMatchingIndexingMap(in).isPermutation();
+      }))
+    return false;
   if (!consumer.isDpsInput(operand)) return false;
   return consumer.getMatchingIndexingMap(operand).isPermutation();
 }
@@ -67,9 +80,24 @@ bool isLoopCarried(mlir::Value v) {
   return arg && llvm::isa<mlir::LoopLikeOpInterface>(arg.getOwner()->getParentOp());
 }
 
-// What a clone may be, whatever its uses: one all-parallel result of a few arith ops, written
-// into a fresh tensor it never reads (not a loop's carried buffer, which one clone at most
-// may write), reading no loop-carried value.
+// The tensors a gather's body reads by index (tensor.extract of a value from outside the op).
+llvm::SmallVector<mlir::Value> gatheredTensors(mlir::linalg::GenericOp op) {
+  llvm::SmallVector<mlir::Value> tensors;
+  op.getRegion().walk([&](mlir::tensor::ExtractOp extract) {
+    mlir::Value t = extract.getTensor();
+    if (!op->isProperAncestor(t.getParentBlock()->getParentOp()) && !llvm::is_contained(tensors, t))
+      tensors.push_back(t);
+  });
+  return tensors;
+}
+
+// A gather's index arithmetic (cast, clamp, the mask of dropped rows) is a few more ops than
+// an elementwise clone may have, but integer ops on one index per row: its cost is the read.
+constexpr int kMaxGatherOps = 8;
+
+// What a clone may be, whatever its uses: one all-parallel result of a few arith ops (or a
+// gather), written into a fresh tensor it never reads (not a loop's carried buffer, which one
+// clone at most may write), reading no loop-carried value.
 bool clonableShape(mlir::linalg::GenericOp op) {
   if (op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
       op.getNumParallelLoops() != op.getNumLoops() || op->hasAttr("step.collective"))
@@ -78,14 +106,17 @@ bool clonableShape(mlir::linalg::GenericOp op) {
   if (!op.getMatchingIndexingMap(init).isPermutation() || op.payloadUsesValueFromOperand(init) ||
       !init->get().getDefiningOp<mlir::tensor::EmptyOp>())
     return false;
-  int ops = 0;
+  llvm::SmallVector<mlir::Value> gathered = gatheredTensors(op);
+  int ops = 0, limit = gathered.empty() ? kMaxClonedOps : kMaxGatherOps;
   for (mlir::Operation &inner : op.getRegion().front().without_terminator()) {
     if (llvm::isa<mlir::linalg::IndexOp>(inner)) continue;  // free: the loop's own counter
-    if (!llvm::isa<mlir::arith::ArithDialect>(inner.getDialect()) || ++ops > kMaxClonedOps)
+    if (llvm::isa<mlir::tensor::ExtractOp>(inner)) continue;  // the gather's read
+    if (!llvm::isa<mlir::arith::ArithDialect>(inner.getDialect()) || ++ops > limit)
       return false;
   }
   return llvm::none_of(op.getDpsInputOperands(),
-                       [](mlir::OpOperand *in) { return isLoopCarried(in->get()); });
+                       [](mlir::OpOperand *in) { return isLoopCarried(in->get()); }) &&
+         llvm::none_of(gathered, isLoopCarried);
 }
 
 int64_t bytesOf(mlir::Type type) {
@@ -123,9 +154,19 @@ bool chainClonable(mlir::linalg::GenericOp op, mlir::Operation *last, int depth 
       if (!chainClonable(producer, last, depth + 1)) return false;
     } else if (!liveAfter(input->get(), last) && seen.insert(input->get()).second) {
       if (depth > 0) return false;
+      // A gather's index map (read through a broadcast, one index per row) is small beside
+      // the rows it selects.
+      if (!gatheredTensors(op).empty() && !op.getMatchingIndexingMap(input).isPermutation())
+        continue;
       extended += bytesOf(input->get().getType());
     }
   }
+  // The gathered tensors are read where each clone is, as the inputs are.
+  for (mlir::Value t : gatheredTensors(op))
+    if (!liveAfter(t, last) && seen.insert(t).second) {
+      if (depth > 0) return false;
+      extended += bytesOf(t.getType());
+    }
   return extended <= bytesOf(op->getResult(0).getType());
 }
 
@@ -134,6 +175,7 @@ bool chainClonable(mlir::linalg::GenericOp op, mlir::Operation *last, int depth 
 bool inputOverwrittenBefore(mlir::linalg::GenericOp producer, mlir::Operation *user) {
   llvm::SmallPtrSet<mlir::Value, 4> inputs;
   for (mlir::OpOperand *input : producer.getDpsInputOperands()) inputs.insert(input->get());
+  for (mlir::Value t : gatheredTensors(producer)) inputs.insert(t);
   for (mlir::Operation *op = producer->getNextNode(); op && op != user; op = op->getNextNode()) {
     auto dps = llvm::dyn_cast<mlir::DestinationStyleOpInterface>(op);
     if (!dps) continue;
@@ -154,7 +196,7 @@ bool worthCloning(mlir::linalg::GenericOp producer) {
     ++uses;
   }
   if (uses < 2 || !chainClonable(producer, last)) return false;
-  int64_t fullInputs = 0;
+  int64_t fullInputs = static_cast<int64_t>(gatheredTensors(producer).size());
   for (mlir::OpOperand *input : producer.getDpsInputOperands())
     fullInputs += producer.getMatchingIndexingMap(input).isPermutation();
   return fullInputs * uses <= fullInputs + 1 + uses;

@@ -5,7 +5,8 @@
 // fails the test (upstream's default rule, mlir-opt --linalg-fuse-elementwise-ops, fuses (b)
 // and (c); (d) guards the single-use rule against being loosened). The one exception, (e): a
 // producer of a few arith ops whose inputs stay live anyway is cloned into each of its
-// consumers; (f) is the chain that must not be (its exp would be left materialised).
+// consumers; (f) is the chain that must not be (its exp would be left materialised); (g) a
+// gather (an MoE's combine) is cloned likewise, into a dot-per-row reduction among others.
 //
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | FileCheck %s
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | %stepc-opt -split-input-file -o /dev/null
@@ -242,4 +243,61 @@ func.func @chain_not_cloned(%a: tensor<4x8xf32>, %c: tensor<8xf32>, %r: tensor<4
     linalg.yield %s : f32
   } -> tensor<4xf32>
   return %cols, %rows : tensor<8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// (g) An MoE's combine: rows of %ye gathered by index (tensor.extract) feed the gate-weighted
+// output and, in the backward, the gate's gradient (a dot per row: a mul+add reduction whose
+// inputs span all its loops, not a GEMM). The gather is cloned into both and fused: no 8x1x4
+// gathered tensor exists, each consumer reads %ye by index itself.
+// CHECK-LABEL: func.func @gather_two_uses
+// CHECK-SAME: (%[[YE:.+]]: tensor<8x4xf32>, %[[IDX:.+]]: tensor<8x1xi32>, %[[G:.+]]: tensor<8x1x1xf32>, %[[DY:.+]]: tensor<8x1x4xf32>
+// CHECK: %[[Y:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[IDX]], %[[G]] : tensor<8x1xi32>, tensor<8x1x1xf32>)
+// CHECK: tensor.extract %[[YE]]
+// CHECK: arith.mulf
+// CHECK: %[[DG:.+]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME: ins(%[[DY]], %[[IDX]] : tensor<8x1x4xf32>, tensor<8x1xi32>)
+// CHECK: tensor.extract %[[YE]]
+// CHECK: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[Y]], %[[DG]]
+#g_3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#g_idx = affine_map<(d0, d1, d2) -> (d0, d1)>
+#g_gate = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @gather_two_uses(%ye: tensor<8x4xf32>, %idx: tensor<8x1xi32>, %g: tensor<8x1x1xf32>, %dy: tensor<8x1x4xf32>, %acc: tensor<8x1xf32>) -> (tensor<8x1x4xf32>, tensor<8x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c7 = arith.constant 7 : index
+  %zero = arith.constant 0.0 : f32
+  %c0_i32 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8x1x4xf32>
+  %yk = linalg.generic {indexing_maps = [#g_idx, #g_3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%idx : tensor<8x1xi32>) outs(%e : tensor<8x1x4xf32>) {
+  ^bb0(%i: i32, %o: f32):
+    %r = arith.index_cast %i : i32 to index
+    %lo = arith.maxsi %r, %c0 : index
+    %row = arith.minsi %lo, %c7 : index
+    %col = linalg.index 2 : index
+    %v = tensor.extract %ye[%row, %col] : tensor<8x4xf32>
+    %kept = arith.cmpi sge, %i, %c0_i32 : i32
+    %s = arith.select %kept, %v, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<8x1x4xf32>
+  %y = linalg.generic {indexing_maps = [#g_3, #g_gate, #g_3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%yk, %g : tensor<8x1x4xf32>, tensor<8x1x1xf32>) outs(%e : tensor<8x1x4xf32>) {
+  ^bb0(%x: f32, %w: f32, %o: f32):
+    %m = arith.mulf %x, %w : f32
+    linalg.yield %m : f32
+  } -> tensor<8x1x4xf32>
+  %dg = linalg.generic {indexing_maps = [#g_3, #g_3, #g_idx], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%dy, %yk : tensor<8x1x4xf32>, tensor<8x1x4xf32>) outs(%acc : tensor<8x1xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x1xf32>
+  return %y, %dg : tensor<8x1x4xf32>, tensor<8x1xf32>
 }
