@@ -71,9 +71,10 @@ void buildLinalg(mlir::OpPassManager &pm, llvm::StringRef convAlgorithm, int64_t
 }
 
 // Elementwise producers fuse into their consumers (elementwise ops or reductions) when they
-// have no other use, so no work is recomputed; each linalg op left is one kernel.
+// have no other use, so no work is recomputed; each linalg op left is one kernel. A reduction
+// over loops of extent 1 is elementwise first, so that it fuses with its consumers too.
 void buildKernels(mlir::OpPassManager &pm) {
-  addPipeline(pm, "step-fuse-elementwise,canonicalize,cse");
+  addPipeline(pm, "step-unit-reductions,step-fuse-elementwise,canonicalize,cse");
 }
 
 // Params and state are updated in place (their results tied to their arguments, then dropped

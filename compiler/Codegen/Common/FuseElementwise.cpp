@@ -41,6 +41,24 @@ namespace stepc::codegen {
 
 namespace {
 
+// Whether `map` reads each element of a tensor of `type` once: a permutation of the loops, up
+// to a dim of extent 1 read at index 0 (where --step-unit-reductions dropped the loop of a
+// [T, 1, D] operand), which is no broadcast.
+bool readsWhole(mlir::AffineMap map, mlir::Type type) {
+  auto shape = llvm::cast<mlir::ShapedType>(type).getShape();
+  llvm::SmallVector<bool> seen(map.getNumDims(), false);
+  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+    if (auto dim = llvm::dyn_cast<mlir::AffineDimExpr>(expr)) {
+      if (seen[dim.getPosition()]) return false;
+      seen[dim.getPosition()] = true;
+      continue;
+    }
+    auto constant = llvm::dyn_cast<mlir::AffineConstantExpr>(expr);
+    if (!constant || constant.getValue() != 0 || shape[i] != 1) return false;
+  }
+  return llvm::all_of(seen, [](bool s) { return s; });
+}
+
 // The rule for one producer -> consumer edge, the producer's other uses aside.
 bool fusibleEdge(mlir::OpOperand *operand) {
   mlir::Operation *producer = operand->get().getDefiningOp();
@@ -57,7 +75,7 @@ bool fusibleEdge(mlir::OpOperand *operand) {
       }))
     return false;
   if (!consumer.isDpsInput(operand)) return false;
-  return consumer.getMatchingIndexingMap(operand).isPermutation();
+  return readsWhole(consumer.getMatchingIndexingMap(operand), operand->get().getType());
 }
 
 bool shouldFuse(mlir::OpOperand *operand) {

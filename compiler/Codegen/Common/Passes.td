@@ -37,6 +37,11 @@ def FuseElementwise : Pass<"step-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def UnitReductions : Pass<"step-unit-reductions", "mlir::ModuleOp"> {
+  let summary = "Rewrites a reduction over loops of extent 1 into a fill as the elementwise op it is (so that it fuses both ways)";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];
+}
+
 def WriteIntoSlots : Pass<"step-write-into-slots", "mlir::ModuleOp"> {
   let summary = "Computes a value that is reshaped and inserted into a larger tensor straight into its slot (the empty tensor its kernels start from becomes the slot)";
   let dependentDialects = ["::mlir::tensor::TensorDialect"];

@@ -6,7 +6,8 @@
 // and (c); (d) guards the single-use rule against being loosened). The one exception, (e): a
 // producer of a few arith ops whose inputs stay live anyway is cloned into each of its
 // consumers; (f) is the chain that must not be (its exp would be left materialised); (g) a
-// gather (an MoE's combine) is cloned likewise, into a dot-per-row reduction among others.
+// gather (an MoE's combine) is cloned likewise, into a dot-per-row reduction among others;
+// (h) a read of a unit dim at index 0 is no broadcast.
 //
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | FileCheck %s
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | %stepc-opt -split-input-file -o /dev/null
@@ -300,4 +301,37 @@ func.func @gather_two_uses(%ye: tensor<8x4xf32>, %idx: tensor<8x1xi32>, %g: tens
     linalg.yield %s : f32
   } -> tensor<8x1xf32>
   return %y, %dg : tensor<8x1x4xf32>, tensor<8x1xf32>
+}
+
+// -----
+
+// (h) A producer of shape [8, 1, 4] read at (d0, 0, d1) (the loop of extent 1 dropped by
+// --step-unit-reductions) is read whole, once per element, not broadcast: it fuses.
+// CHECK-LABEL: func.func @unit_dim_read
+// CHECK-SAME: (%[[A:.+]]: tensor<8x1x4xf32>, %[[B:.+]]: tensor<8x4xf32>)
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[A]], %[[B]] : tensor<8x1x4xf32>, tensor<8x4xf32>)
+// CHECK: arith.negf
+// CHECK-NEXT: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+#h_3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#h_unit = affine_map<(d0, d1) -> (d0, 0, d1)>
+#h_2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @unit_dim_read(%a: tensor<8x1x4xf32>, %b: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %e3 = tensor.empty() : tensor<8x1x4xf32>
+  %neg = linalg.generic {indexing_maps = [#h_3, #h_3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<8x1x4xf32>) outs(%e3 : tensor<8x1x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<8x1x4xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %sum = linalg.generic {indexing_maps = [#h_unit, #h_2, #h_2], iterator_types = ["parallel", "parallel"]}
+      ins(%neg, %b : tensor<8x1x4xf32>, tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  return %sum : tensor<8x4xf32>
 }

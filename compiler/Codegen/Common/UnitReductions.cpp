@@ -1,0 +1,106 @@
+//===- UnitReductions.cpp - --step-unit-reductions ------------------------===//
+//
+// A reduction whose every reduction loop has extent 1, accumulating into a fill, sums one
+// element into the fill's value: it is elementwise. Rewritten as an all-parallel generic (the
+// reduction loops dropped, read at index 0; the payload's accumulator replaced by the fill's
+// value, so each element is the same `fill + x` as before, bit for bit), it fuses with its
+// producers and its consumers (--step-fuse-elementwise), where a reduction fuses with producers
+// only. An MoE with k = 1 sums each token's one expert row over k: its combine (the gathered
+// row times the gate) and the residual add become one pass over the rows, with no zero-filled
+// [T, D] buffer and no [T, D] sum written and read back.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Codegen/Common/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace stepc::codegen {
+
+#define GEN_PASS_DEF_UNITREDUCTIONS
+#include "compiler/Codegen/Common/Passes.h.inc"
+
+namespace {
+
+// The fill `op` accumulates into, where every reduction loop has extent 1 and the result is
+// one statically shaped tensor; null otherwise.
+mlir::linalg::FillOp unitReductionFill(mlir::linalg::GenericOp op) {
+  if (op->getNumResults() != 1 || op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+    return {};
+  llvm::SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto iterators = op.getIteratorTypesArray();
+  for (auto [range, iterator] : llvm::zip(ranges, iterators))
+    if (iterator == mlir::utils::IteratorType::reduction && range != 1) return {};
+  auto type = llvm::dyn_cast<mlir::RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.hasStaticShape()) return {};
+  mlir::OpOperand *init = op.getDpsInitOperand(0);
+  if (!op.getMatchingIndexingMap(init).isProjectedPermutation()) return {};
+  return init->get().getDefiningOp<mlir::linalg::FillOp>();
+}
+
+void rewrite(mlir::linalg::GenericOp op, mlir::linalg::FillOp fill) {
+  mlir::MLIRContext *context = op.getContext();
+  auto iterators = op.getIteratorTypesArray();
+  // Old loop d -> the new loop's expression, or 0 for a dropped (reduction) loop.
+  llvm::SmallVector<mlir::AffineExpr> replacement;
+  llvm::SmallVector<int64_t> newIndex;
+  unsigned kept = 0;
+  for (auto iterator : iterators) {
+    bool parallel = iterator == mlir::utils::IteratorType::parallel;
+    newIndex.push_back(parallel ? static_cast<int64_t>(kept) : -1);
+    replacement.push_back(parallel ? mlir::getAffineDimExpr(kept++, context)
+                                   : mlir::getAffineConstantExpr(0, context));
+  }
+  llvm::SmallVector<mlir::AffineMap> maps;
+  for (mlir::AffineMap map : op.getIndexingMapsArray())
+    maps.push_back(map.replaceDimsAndSymbols(replacement, {}, kept, map.getNumSymbols()));
+  llvm::SmallVector<mlir::utils::IteratorType> parallel(kept, mlir::utils::IteratorType::parallel);
+
+  mlir::OpBuilder b(op);
+  auto type = llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType());
+  mlir::Value empty = b.create<mlir::tensor::EmptyOp>(op.getLoc(), type.getShape(),
+                                                      type.getElementType());
+  mlir::Value start = fill.getInputs().front();
+  auto generic = b.create<mlir::linalg::GenericOp>(
+      op.getLoc(), mlir::TypeRange{type}, op.getDpsInputs(), mlir::ValueRange{empty}, maps,
+      parallel, [&](mlir::OpBuilder &nb, mlir::Location loc, mlir::ValueRange args) {
+        mlir::Block &body = op.getRegion().front();
+        mlir::IRMapping mapping;
+        for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
+          mapping.map(body.getArgument(i), args[i]);
+        mapping.map(body.getArgument(op.getNumDpsInputs()), start);  // the accumulator
+        for (mlir::Operation &inner : body.without_terminator()) {
+          if (auto index = llvm::dyn_cast<mlir::linalg::IndexOp>(inner)) {
+            int64_t to = newIndex[index.getDim()];
+            mlir::Value v = to < 0 ? nb.create<mlir::arith::ConstantIndexOp>(loc, 0).getResult()
+                                   : nb.create<mlir::linalg::IndexOp>(loc, to).getResult();
+            mapping.map(index.getResult(), v);
+            continue;
+          }
+          nb.clone(inner, mapping);
+        }
+        llvm::SmallVector<mlir::Value> yielded;
+        for (mlir::Value v : body.getTerminator()->getOperands())
+          yielded.push_back(mapping.lookupOrDefault(v));
+        nb.create<mlir::linalg::YieldOp>(loc, yielded);
+      });
+  generic->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  op->getResult(0).replaceAllUsesWith(generic->getResult(0));
+  op->erase();
+  if (fill->use_empty()) fill->erase();
+}
+
+struct UnitReductionsPass : impl::UnitReductionsBase<UnitReductionsPass> {
+  void runOnOperation() override {
+    llvm::SmallVector<std::pair<mlir::linalg::GenericOp, mlir::linalg::FillOp>> found;
+    getOperation().walk([&](mlir::linalg::GenericOp op) {
+      if (mlir::linalg::FillOp fill = unitReductionFill(op)) found.push_back({op, fill});
+    });
+    for (auto [op, fill] : found) rewrite(op, fill);
+  }
+};
+
+}  // namespace
+
+}  // namespace stepc::codegen
