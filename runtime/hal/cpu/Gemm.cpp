@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/hal/cpu/SkinnyGemm.h"
 #include "runtime/hal/cpu/ThreadPool.h"
 
 // OpenBLAS's CBLAS, declared here so the runtime builds without its headers; the executable
@@ -282,6 +283,12 @@ void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, cons
   }
   if (A.ok && B.ok && (cStrides[1] == 1 || n == 1)) {
     int64_t ldc = std::max<int64_t>(m == 1 ? n : cStrides[0], n);
+    // An output at most 16 columns wide (an MoE router's): the runtime's own kernels read the
+    // wide operand once at memory speed, where BLAS runs such shapes far below it.
+    if (!A.overlapping && !B.overlapping &&
+        skinnyGemm(A.data, A.ld, A.transposed, B.data, B.ld, B.transposed, c, ldc, m, n, k,
+                   accumulate, parallel))
+      return;
     Blas call{A, B, c, m, n, k, ldc, accumulate};
     // Big enough to be worth splitting: kParts blocks, over the pool (`parallel`) or one after
     // the other on this thread (a batch's worker); the same blocks either way.
