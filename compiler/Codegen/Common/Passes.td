@@ -37,6 +37,11 @@ def FuseElementwise : Pass<"step-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FoldUnitCollapse : Pass<"step-fold-unit-collapse", "mlir::ModuleOp"> {
+  let summary = "Makes a gather read only through a collapse_shape of unit dims compute the collapsed tensor (so that it fuses with its consumer)";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];
+}
+
 def UnitReductions : Pass<"step-unit-reductions", "mlir::ModuleOp"> {
   let summary = "Rewrites a reduction over loops of extent 1 into a fill as the elementwise op it is (so that it fuses both ways)";
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];
