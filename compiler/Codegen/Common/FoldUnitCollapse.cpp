@@ -9,11 +9,11 @@
 // kernel that consumes it. Now it fuses there, like any producer with one consumer.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Codegen/Common/DropUnitLoops.h"
 #include "compiler/Codegen/Common/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/IRMapping.h"
 
 namespace stepc::codegen {
 
@@ -71,58 +71,12 @@ llvm::SmallVector<int64_t> droppedDims(mlir::linalg::GenericOp op) {
 }
 
 void rewrite(mlir::linalg::GenericOp op, llvm::ArrayRef<int64_t> droppedResultDims) {
-  mlir::MLIRContext *context = op.getContext();
   mlir::AffineMap resultMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   llvm::SmallVector<bool> drop(op.getNumLoops(), false);
   for (int64_t d : droppedResultDims)
     drop[llvm::cast<mlir::AffineDimExpr>(resultMap.getResult(d)).getPosition()] = true;
-  llvm::SmallVector<mlir::AffineExpr> replacement;
-  llvm::SmallVector<int64_t> newIndex;
-  unsigned kept = 0;
-  for (bool dropped : drop) {
-    newIndex.push_back(dropped ? -1 : static_cast<int64_t>(kept));
-    replacement.push_back(dropped ? mlir::getAffineConstantExpr(0, context)
-                                  : mlir::getAffineDimExpr(kept++, context));
-  }
-  llvm::SmallVector<mlir::AffineMap> maps;
-  for (mlir::OpOperand *input : op.getDpsInputOperands()) {
-    mlir::AffineMap map = op.getMatchingIndexingMap(input);
-    maps.push_back(map.replaceDimsAndSymbols(replacement, {}, kept, map.getNumSymbols()));
-  }
-  llvm::SmallVector<mlir::AffineExpr> outputs;
-  for (auto [i, expr] : llvm::enumerate(resultMap.getResults()))
-    if (!llvm::is_contained(droppedResultDims, static_cast<int64_t>(i)))
-      outputs.push_back(expr.replaceDimsAndSymbols(replacement, {}));
-  maps.push_back(mlir::AffineMap::get(kept, 0, outputs, context));
-
   auto collapse = llvm::cast<mlir::tensor::CollapseShapeOp>(*op->getUsers().begin());
-  auto type = llvm::cast<mlir::RankedTensorType>(collapse.getResultType());
-  mlir::OpBuilder b(op);
-  mlir::Value empty = b.create<mlir::tensor::EmptyOp>(op.getLoc(), type.getShape(),
-                                                      type.getElementType());
-  llvm::SmallVector<mlir::utils::IteratorType> parallel(kept, mlir::utils::IteratorType::parallel);
-  auto generic = b.create<mlir::linalg::GenericOp>(
-      op.getLoc(), mlir::TypeRange{type}, op.getDpsInputs(), mlir::ValueRange{empty}, maps,
-      parallel, [&](mlir::OpBuilder &nb, mlir::Location loc, mlir::ValueRange args) {
-        mlir::Block &body = op.getRegion().front();
-        mlir::IRMapping mapping;
-        for (unsigned i = 0; i < body.getNumArguments(); ++i) mapping.map(body.getArgument(i), args[i]);
-        for (mlir::Operation &inner : body.without_terminator()) {
-          if (auto index = llvm::dyn_cast<mlir::linalg::IndexOp>(inner)) {
-            int64_t to = newIndex[index.getDim()];
-            mlir::Value v = to < 0 ? nb.create<mlir::arith::ConstantIndexOp>(loc, 0).getResult()
-                                   : nb.create<mlir::linalg::IndexOp>(loc, to).getResult();
-            mapping.map(index.getResult(), v);
-            continue;
-          }
-          nb.clone(inner, mapping);
-        }
-        llvm::SmallVector<mlir::Value> yielded;
-        for (mlir::Value v : body.getTerminator()->getOperands())
-          yielded.push_back(mapping.lookupOrDefault(v));
-        nb.create<mlir::linalg::YieldOp>(loc, yielded);
-      });
-  generic->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  mlir::linalg::GenericOp generic = rebuildWithoutLoops(op, drop, collapse.getResultType());
   for (mlir::Operation *user : llvm::to_vector(op->getResult(0).getUsers())) {
     user->getResult(0).replaceAllUsesWith(generic->getResult(0));
     user->erase();

@@ -166,6 +166,7 @@ bool chainClonable(mlir::linalg::GenericOp op, mlir::Operation *last, int depth 
   if (depth > 8 || !clonableShape(op)) return false;
   int64_t extended = 0;
   llvm::SmallPtrSet<mlir::Value, 4> seen;
+  llvm::SmallVector<mlir::Value> gathered = gatheredTensors(op);
   for (mlir::OpOperand *input : op.getDpsInputOperands()) {
     auto producer = input->get().getDefiningOp<mlir::linalg::GenericOp>();
     if (producer && producer->hasOneUse() && producer->getBlock() == op->getBlock()) {
@@ -174,13 +175,13 @@ bool chainClonable(mlir::linalg::GenericOp op, mlir::Operation *last, int depth 
       if (depth > 0) return false;
       // A gather's index map (read through a broadcast, one index per row) is small beside
       // the rows it selects.
-      if (!gatheredTensors(op).empty() && !op.getMatchingIndexingMap(input).isPermutation())
+      if (!gathered.empty() && !op.getMatchingIndexingMap(input).isPermutation())
         continue;
       extended += bytesOf(input->get().getType());
     }
   }
   // The gathered tensors are read where each clone is, as the inputs are.
-  for (mlir::Value t : gatheredTensors(op))
+  for (mlir::Value t : gathered)
     if (!liveAfter(t, last) && seen.insert(t).second) {
       if (depth > 0) return false;
       extended += bytesOf(t.getType());

@@ -10,11 +10,11 @@
 // [T, D] buffer and no [T, D] sum written and read back.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Codegen/Common/DropUnitLoops.h"
 #include "compiler/Codegen/Common/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/IRMapping.h"
 
 namespace stepc::codegen {
 
@@ -40,52 +40,11 @@ mlir::linalg::FillOp unitReductionFill(mlir::linalg::GenericOp op) {
 }
 
 void rewrite(mlir::linalg::GenericOp op, mlir::linalg::FillOp fill) {
-  mlir::MLIRContext *context = op.getContext();
-  auto iterators = op.getIteratorTypesArray();
-  // Old loop d -> the new loop's expression, or 0 for a dropped (reduction) loop.
-  llvm::SmallVector<mlir::AffineExpr> replacement;
-  llvm::SmallVector<int64_t> newIndex;
-  unsigned kept = 0;
-  for (auto iterator : iterators) {
-    bool parallel = iterator == mlir::utils::IteratorType::parallel;
-    newIndex.push_back(parallel ? static_cast<int64_t>(kept) : -1);
-    replacement.push_back(parallel ? mlir::getAffineDimExpr(kept++, context)
-                                   : mlir::getAffineConstantExpr(0, context));
-  }
-  llvm::SmallVector<mlir::AffineMap> maps;
-  for (mlir::AffineMap map : op.getIndexingMapsArray())
-    maps.push_back(map.replaceDimsAndSymbols(replacement, {}, kept, map.getNumSymbols()));
-  llvm::SmallVector<mlir::utils::IteratorType> parallel(kept, mlir::utils::IteratorType::parallel);
-
-  mlir::OpBuilder b(op);
+  llvm::SmallVector<bool> drop;
+  for (auto iterator : op.getIteratorTypesArray())
+    drop.push_back(iterator == mlir::utils::IteratorType::reduction);
   auto type = llvm::cast<mlir::RankedTensorType>(op->getResult(0).getType());
-  mlir::Value empty = b.create<mlir::tensor::EmptyOp>(op.getLoc(), type.getShape(),
-                                                      type.getElementType());
-  mlir::Value start = fill.getInputs().front();
-  auto generic = b.create<mlir::linalg::GenericOp>(
-      op.getLoc(), mlir::TypeRange{type}, op.getDpsInputs(), mlir::ValueRange{empty}, maps,
-      parallel, [&](mlir::OpBuilder &nb, mlir::Location loc, mlir::ValueRange args) {
-        mlir::Block &body = op.getRegion().front();
-        mlir::IRMapping mapping;
-        for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
-          mapping.map(body.getArgument(i), args[i]);
-        mapping.map(body.getArgument(op.getNumDpsInputs()), start);  // the accumulator
-        for (mlir::Operation &inner : body.without_terminator()) {
-          if (auto index = llvm::dyn_cast<mlir::linalg::IndexOp>(inner)) {
-            int64_t to = newIndex[index.getDim()];
-            mlir::Value v = to < 0 ? nb.create<mlir::arith::ConstantIndexOp>(loc, 0).getResult()
-                                   : nb.create<mlir::linalg::IndexOp>(loc, to).getResult();
-            mapping.map(index.getResult(), v);
-            continue;
-          }
-          nb.clone(inner, mapping);
-        }
-        llvm::SmallVector<mlir::Value> yielded;
-        for (mlir::Value v : body.getTerminator()->getOperands())
-          yielded.push_back(mapping.lookupOrDefault(v));
-        nb.create<mlir::linalg::YieldOp>(loc, yielded);
-      });
-  generic->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  mlir::linalg::GenericOp generic = rebuildWithoutLoops(op, drop, type, fill.getInputs().front());
   op->getResult(0).replaceAllUsesWith(generic->getResult(0));
   op->erase();
   if (fill->use_empty()) fill->erase();
