@@ -72,11 +72,13 @@ void buildLinalg(mlir::OpPassManager &pm, llvm::StringRef convAlgorithm, int64_t
 
 // Elementwise producers fuse into their consumers (elementwise ops or reductions) when they
 // have no other use, so no work is recomputed; each linalg op left is one kernel. A reduction
-// over loops of extent 1 is elementwise first, so that it fuses with its consumers too, and a
+// over loops of extent 1 is elementwise first, so that it fuses with its consumers too, as is
+// one over 2 to 4 points (unrolled, its producers split per slice: an MoE's sum over k), and a
 // producer read through a reshape that drops unit dims computes the reshaped tensor.
 void buildKernels(mlir::OpPassManager &pm) {
   addPipeline(pm,
-              "step-unit-reductions,step-fold-unit-collapse,step-fuse-elementwise,canonicalize,cse");
+              "step-unit-reductions,step-unroll-reductions,step-fold-unit-collapse,"
+              "step-fuse-elementwise,canonicalize,cse");
 }
 
 // Params and state are updated in place (their results tied to their arguments, then dropped

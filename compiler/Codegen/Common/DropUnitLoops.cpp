@@ -9,15 +9,17 @@ namespace stepc::codegen {
 
 mlir::linalg::GenericOp rebuildWithoutLoops(mlir::linalg::GenericOp op, llvm::ArrayRef<bool> drop,
                                             mlir::RankedTensorType resultType,
-                                            mlir::Value accumulator) {
+                                            mlir::Value accumulator,
+                                            llvm::ArrayRef<int64_t> at) {
   mlir::MLIRContext *context = op.getContext();
-  // Old loop d -> the new loop's expression, or 0 for a dropped loop.
+  // Old loop d -> the new loop's expression, or the index a dropped loop is fixed at.
+  auto fixedAt = [&](size_t d) { return at.empty() ? int64_t{0} : at[d]; };
   llvm::SmallVector<mlir::AffineExpr> replacement;
   llvm::SmallVector<int64_t> newIndex;
   unsigned kept = 0;
-  for (bool dropped : drop) {
+  for (auto [d, dropped] : llvm::enumerate(drop)) {
     newIndex.push_back(dropped ? -1 : static_cast<int64_t>(kept));
-    replacement.push_back(dropped ? mlir::getAffineConstantExpr(0, context)
+    replacement.push_back(dropped ? mlir::getAffineConstantExpr(fixedAt(d), context)
                                   : mlir::getAffineDimExpr(kept++, context));
   }
   llvm::SmallVector<mlir::AffineMap> maps;
@@ -47,7 +49,8 @@ mlir::linalg::GenericOp rebuildWithoutLoops(mlir::linalg::GenericOp op, llvm::Ar
         for (mlir::Operation &inner : body.without_terminator()) {
           if (auto index = llvm::dyn_cast<mlir::linalg::IndexOp>(inner)) {
             int64_t to = newIndex[index.getDim()];
-            mlir::Value v = to < 0 ? nb.create<mlir::arith::ConstantIndexOp>(loc, 0).getResult()
+            mlir::Value v = to < 0 ? nb.create<mlir::arith::ConstantIndexOp>(loc, fixedAt(index.getDim()))
+                                         .getResult()
                                    : nb.create<mlir::linalg::IndexOp>(loc, to).getResult();
             mapping.map(index.getResult(), v);
             continue;

@@ -47,6 +47,11 @@ def UnitReductions : Pass<"step-unit-reductions", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];
 }
 
+def UnrollReductions : Pass<"step-unroll-reductions", "mlir::ModuleOp"> {
+  let summary = "Rewrites a reduction over loops of 2 to 4 points into a fill as an elementwise op applying its payload once per point, in order, and splits the producers it reads through fixed slices into one producer per slice (so that the chain fuses)";
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];
+}
+
 def WriteIntoSlots : Pass<"step-write-into-slots", "mlir::ModuleOp"> {
   let summary = "Computes a value that is reshaped and inserted into a larger tensor straight into its slot (the empty tensor its kernels start from becomes the slot)";
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
