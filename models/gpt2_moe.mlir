@@ -1,6 +1,7 @@
 // GPT-2 with mixture-of-experts MLPs: models/gpt2_124m.mlir with each layer's MLP replaced by
 // E = 8 experts of GPT-2's MLP shape (C -> 4C -> C, GELU), top-2 token choice (GShard / Switch).
-// The router (C -> E, f32) gives softmax probabilities; each token takes its two most likely
+// The router (C -> E, f32, its input jittered by a factor in [0.99, 1.01) while training, as
+// Switch does) gives softmax probabilities; each token takes its two most likely
 // experts, the two gates renormalised to sum to 1. Each expert holds
 // Cap = ceil(1.25 * B * T * 2 / E) tokens; choices past an expert's capacity are dropped (the
 // token keeps its residual there). The experts run as two batched GEMMs over E on [E, Cap, .]
@@ -19,7 +20,11 @@ step.model @gpt2_moe dims(B = 4, T = 1024, V = 50304, C = 768, L = 12, NH = 12, 
   step.func @moe_mlp(%x: [N, C] f32, %w_router: [C, E] f32, %w_fc: [E, C, 4 * C] f32,
                      %b_fc: [E, 1, 4 * C] f32, %w_proj: [E, 4 * C, C] f32,
                      %b_proj: [E, 1, C] f32) -> ([N, C] f32, [] f32) {
-    %logits = step.matmul %x, %w_router                         // [N, E]
+    // Switch's router jitter: during training the router sees x times factors drawn
+    // uniformly from [0.99, 1.01) per element and step (the experts see x unchanged);
+    // evaluation and sampling route x itself.
+    %xr = step.jitter %x {eps = 0.01, seed = 17}
+    %logits = step.matmul %xr, %w_router                        // [N, E]
     %probs = step.softmax %logits {axis = -1}
     %top, %experts = step.top_k %probs {k = 2}                  // [N, 2]
     %top_sum = step.sum %top {axes = [-1], keepdim}

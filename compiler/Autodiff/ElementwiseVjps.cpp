@@ -162,6 +162,16 @@ LogicalResult vjpDropout(step::DropoutOp op, GradBuilder &g, ArrayRef<Value> gy,
   return success();
 }
 
+LogicalResult vjpJitter(step::JitterOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &gx) {
+  // y = x * u with u a pure function of (seed, step, index): the adjoint is gy * u, which the
+  // same jitter applied to gy computes.
+  llvm::SmallVector<Value> operands{gy[0]};
+  if (op.getStep()) operands.push_back(op.getStep());
+  gx[0] = g.one<step::JitterOp>(operands, {g.attr("eps", op.getEpsAttr()),
+                                           g.attr("seed", op.getSeedAttr())});
+  return success();
+}
+
 LogicalResult vjpCast(step::CastOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &gx) {
   // Integer operands get no gradient; a float -> int -> ... path is cut here.
   if (!isFloatTensor(op.getInput().getType()) || !isFloatTensor(op.getResult().getType()))
@@ -392,6 +402,7 @@ void attachElementwiseVjps(mlir::MLIRContext *ctx) {
   attachVjp<step::GeluOp, vjpGelu>(ctx);
   attachVjp<step::PowOp, vjpPow>(ctx);
   attachVjp<step::DropoutOp, vjpDropout>(ctx);
+  attachVjp<step::JitterOp, vjpJitter>(ctx);
   attachVjp<step::CastOp, vjpCast>(ctx);
   attachVjp<step::IotaOp, vjpIota>(ctx);
   attachVjp<step::QuantizeOp, vjpQuantize>(ctx);

@@ -1,6 +1,6 @@
 //===- ElementwiseOps.cpp - elementwise kernels of the interpreter -------===//
 //
-// Unary and binary arithmetic with NumPy broadcasting, compare, select, cast and dropout.
+// Unary and binary arithmetic with NumPy broadcasting, compare, select, cast, dropout and jitter.
 // Float maximum and minimum propagate NaN (as jnp.maximum does), so a NaN is never hidden.
 //
 //===----------------------------------------------------------------------===//
@@ -171,6 +171,17 @@ void runDropout(step::DropoutOp op, Operands in, Tensor &out) {
                       : 0.0;
 }
 
+// Element i times jitterFactor(seed, the jitter stream of the step counter, i).
+void runJitter(step::JitterOp op, Operands in, Tensor &out) {
+  double eps = op.getEps().convertToDouble();
+  uint64_t seed = op.getSeed();
+  uint64_t stream = in.size() > 1 ? static_cast<uint64_t>(in[1]->data.at(0)) : 0;
+  const Tensor &x = *in[0];
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    out.data[i] =
+        x.data[i] * rt::jitterFactor(seed, rt::rngStream(rt::RngPurpose::kJitter, stream), i, eps);
+}
+
 // step.exact_scale, element by element, as its description writes it: X = x * 2^bits is an
 // integer held exactly in the double, the buffer a non-negative integer.
 void runExactScale(step::ExactScaleOp op, Operands in, Results out) {
@@ -207,6 +218,10 @@ KernelResult runElementwiseOp(mlir::Operation *op, Operands in, Results out) {
       .Case<step::CastOp>([&](auto cast) { return runCast(cast, *in[0], out[0]); })
       .Case<step::ExactScaleOp>([&](auto scale) {
         runExactScale(scale, in, out);
+        return mlir::success();
+      })
+      .Case<step::JitterOp>([&](auto jitter) {
+        runJitter(jitter, in, out[0]);
         return mlir::success();
       })
       .Case<step::DropoutOp>([&](auto dropout) {

@@ -27,11 +27,11 @@ struct BuildEvalLossPass : impl::BuildEvalLossBase<BuildEvalLossPass> {
     }
     auto eval = buildLossFunction(module, models.front(), "eval_loss", /*differentiate=*/false);
     if (failed(eval)) return signalPassFailure();
-    // Evaluation is inference: dropout is the identity (its masks are a training-time
-    // regulariser; drawing one would also tie the loss to an arbitrary step's mask).
-    eval->walk([](step::DropoutOp dropout) {
-      dropout.getResult().replaceAllUsesWith(dropout.getInput());
-      dropout.erase();
+    // Evaluation is inference: dropout and jitter are the identity (training-time
+    // regularisers; drawing them would also tie the loss to an arbitrary step's numbers).
+    eval->walk([](step::StochasticOpInterface random) {
+      random->getResult(0).replaceAllUsesWith(random.getInput());
+      random->erase();
     });
   }
 };

@@ -95,8 +95,8 @@ class TrainStepBuilder {
               "it (step.reshape takes 0 and -1), or train with micro_batches = 1 (and without "
               "--data-parallel, which splits the micro-batches)";
   }
-  // Dropout's counter for micro-batch `index` of `k`: step · k + index, so that micro-batches
-  // draw different masks.
+  // The random ops' counter for micro-batch `index` of `k`: step · k + index, so that micro-batches
+  // draw different numbers.
   Value microBatchStep(Value index, int64_t k) {
     ad::GradBuilder gs(b, loc);
     return gs.add(gs.mul(stepCounter, gs.scalar(static_cast<double>(k), b.getI64Type())), index);
@@ -262,11 +262,9 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     for (size_t j = 0; j < width; ++j) inits.push_back(inits[j]);
   llvm::SmallVector<mlir::Type> types;
   for (Value v : inits) types.push_back(v.getType());
-  // Dropout draws from step * K + micro-batch, so micro-batches get different masks.
-  bool hasDropout = model.getBody()
-                        .walk([](step::DropoutOp) { return mlir::WalkResult::interrupt(); })
-                        .wasInterrupted();
-  if (hasDropout)
+  // Random ops (dropout, jitter) draw from step * K + micro-batch, so micro-batches differ.
+  bool hasRandom = step::drawsRandomNumbers(model.getBody());
+  if (hasRandom)
     slices.push_back(g.one<step::IotaOp>({}, {g.arrayAttr("shape", {k}), g.i64Attr("axis", 0),
                                               g.attr("dtype", mlir::TypeAttr::get(b.getI64Type()))}));
   if (levels > 0) {
@@ -303,7 +301,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
   }
   Value merges = levels > 0 ? sliceArgs.pop_back_val() : Value();
   Value outerStep = stepCounter;
-  if (hasDropout) {
+  if (hasRandom) {
     stepCounter = microBatchStep(sliceArgs.pop_back_val(), k);
   }
   auto pass = singlePass(params, sliceArgs, /*microBatch=*/true);
@@ -340,7 +338,7 @@ mlir::FailureOr<std::pair<Value, llvm::SmallVector<Value>>> TrainStepBuilder::lo
     // log2(K/N) ones, and the levels above its block were never written there (they hold -0,
     // which adds nothing), so all levels fold in, earlier ones on the left, as in the loop.
     if (levels > 0) peeled.pop_back();  // the merges table
-    if (hasDropout) stepCounter = microBatchStep(peeled.pop_back_val(), k);
+    if (hasRandom) stepCounter = microBatchStep(peeled.pop_back_val(), k);
     // It runs in a repeat of its own, one iteration (from the runtime's bounds: the lowering
     // cannot inline it), so that its buffers live in a loop body as the loop's do: at the top
     // level CSE would share them with a later pass's loop (SAM's second), and one-shot

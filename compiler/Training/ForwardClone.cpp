@@ -37,9 +37,9 @@ class ForwardEmitter {
         if (failed(emitCustomGrad(custom, map, emitted))) return mlir::failure();
       } else {
         mlir::Operation *clone = b.clone(op, map);
-        if (auto dropout = llvm::dyn_cast<step::DropoutOp>(clone);
-            dropout && step && !dropout.getStep() && !inIsolatedRegion())
-          dropout.getStepMutable().assign(step);
+        if (auto random = llvm::dyn_cast<step::StochasticOpInterface>(clone);
+            random && step && !random.getStep() && !inIsolatedRegion())
+          random.setStep(step);
         // Operands may have new shapes (a micro-batch): re-infer the result types.
         if (failed(step::reinferResultTypes(clone))) return mlir::failure();
         if (emitted) emitted->push_back(clone);
@@ -120,11 +120,10 @@ class ForwardEmitter {
     for (mlir::Value v : repeat.getInits()) inits.push_back(map.lookupOrDefault(v));
     for (mlir::Value v : repeat.getXs()) xs.push_back(map.lookupOrDefault(v));
     for (step::ParamOp p : layerParams) xs.push_back(params.lookup(p));
-    // Dropout inside a layer draws from stream * count + layer, so layers differ.
-    bool hasDropout = step && repeat.getBody()
-                                  .walk([](step::DropoutOp) { return mlir::WalkResult::interrupt(); })
-                                  .wasInterrupted();
-    if (hasDropout)
+    // Random ops (dropout, jitter) inside a layer draw from stream * count + layer, so layers
+    // differ.
+    bool hasRandom = step && step::drawsRandomNumbers(repeat.getBody());
+    if (hasRandom)
       xs.push_back(b.create<step::IotaOp>(
           repeat.getLoc(), mlir::RankedTensorType::get({repeat.getCount()}, b.getI64Type()),
           mlir::Value(), b.getI64ArrayAttr({repeat.getCount()}), b.getI64IntegerAttr(0),
@@ -240,7 +239,7 @@ class ForwardEmitter {
           p.getLoc());
     }
     mlir::Value outerStream = step;
-    if (hasDropout) {
+    if (hasRandom) {
       mlir::Value layer = body->addArgument(mlir::RankedTensorType::get({}, b.getI64Type()),
                                             repeat.getLoc());
       mlir::Value count = b.create<step::ConstantOp>(

@@ -38,10 +38,10 @@ mlir::FailureOr<NextTokenForward> buildNextTokenForward(mlir::ModuleOp module,
   };
   unsigned numParams = fn->getNumArguments() - 2;  // then tokens, targets
   mlir::BlockArgument tokens = fn->getArgument(numParams), targets = fn->getArgument(numParams + 1);
-  // Generation is inference: no dropout.
-  fn->walk([](step::DropoutOp dropout) {
-    dropout.getResult().replaceAllUsesWith(dropout.getInput());
-    dropout.erase();
+  // Generation is inference: no dropout, no jitter.
+  fn->walk([](step::StochasticOpInterface random) {
+    random->getResult(0).replaceAllUsesWith(random.getInput());
+    random->erase();
   });
   // The cross-entropy scoring the next tokens: its targets are the input's targets.
   step::CrossEntropyOp scored;

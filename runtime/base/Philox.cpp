@@ -56,6 +56,11 @@ double uniform01(uint64_t key, uint64_t stream, uint64_t index) {
   return toUnit(w[0], w[1]);
 }
 
+double jitterFactor(uint64_t key, uint64_t stream, uint64_t index, double eps) {
+  double u = std::ldexp(static_cast<double>(philox4x32(key, stream, index)[0] >> 8), -24);
+  return 1.0 - eps + 2.0 * eps * u;
+}
+
 double standardNormal(uint64_t key, uint64_t stream, uint64_t index) {
   // Box-Muller on the two halves of one block. 1 - u1 lies in (0, 1], so the log is finite.
   std::array<uint32_t, 4> w = philox4x32(key, stream, index);

@@ -27,12 +27,18 @@ enum class RngPurpose : uint64_t {
   kDropout = 3,        // dropout masks (the interpreter and the compiled step alike)
   kHeldOutClassification = 4,  // the classification set's validation points
   kSampling = 5,               // `sample`'s token draws (stream: the token index)
+  kJitter = 6,                 // step.jitter's factors (the interpreter and the compiled step)
 };
 
 /// The stream of `purpose` for `step` (steps below 2^56): the purpose in the top byte.
 inline uint64_t rngStream(RngPurpose purpose, uint64_t step) {
   return (static_cast<uint64_t>(purpose) << 56) ^ step;
 }
+
+/// step.jitter's factor for (key, stream, index): 1 - eps + 2 eps u, with u the top 24 bits of
+/// Philox word 0 scaled by 2^-24. u is exact in f32, so the compiled step (f32 arithmetic) and
+/// this (double) differ only by the f32 rounding of the product.
+double jitterFactor(uint64_t key, uint64_t stream, uint64_t index, double eps);
 
 /// A standard normal double for (key, stream, index) (Box–Muller on two uniforms). It uses the
 /// same Philox block as uniform01 with the same arguments: draw both at distinct indices.

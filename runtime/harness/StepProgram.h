@@ -16,7 +16,7 @@
 //
 // A step is a pure function of (params, state, batch, step): the training loop relies on that
 // for bit-identical resume (the checkpoint holds params, state and the step; the batch is drawn
-// from (seed, step)). Everything random inside the step (dropout) must be drawn from the step
+// from (seed, step)). Everything random inside the step (dropout, jitter) must be drawn from the step
 // counter, never from hidden state.
 //
 //===----------------------------------------------------------------------===//

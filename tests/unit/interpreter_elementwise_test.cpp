@@ -1,4 +1,4 @@
-// Interpreter: unary and binary arithmetic, broadcasting, compare, select, cast, dropout.
+// Interpreter: unary and binary arithmetic, broadcasting, compare, select, cast, dropout, jitter.
 #include <cmath>
 
 #include "interpreter_test_util.h"
@@ -188,6 +188,38 @@ TEST_F(Elementwise, DropoutKeepsByPhiloxAndScales) {
   EXPECT_NEAR(kept / double(kCount), 0.75, 0.04);
   Tensor none = runOp("step.dropout %a0 {rate = 0.0, seed = 7}", {x}, "tensor<2000xf64>");
   EXPECT_EQ(none.data, ones);
+}
+
+TEST_F(Elementwise, JitterScalesByPhiloxFactorsInRange) {
+  constexpr int kCount = 2000;
+  std::vector<double> xs(kCount);
+  for (int i = 0; i < kCount; ++i) xs[i] = 1.0 + 0.001 * i;
+  Tensor x = tensor("tensor<2000xf64>", xs);
+  Tensor step = tensor("tensor<i64>", {9});
+  Tensor out = runOp("step.jitter %a0, %a1 {eps = 0.25, seed = 7}", {x, step}, "tensor<2000xf64>");
+  ASSERT_EQ(out.data.size(), size_t{kCount});
+  double low = 2.0, high = 0.0, mean = 0.0;
+  for (int i = 0; i < kCount; ++i) {
+    // The factor from word 0's top 24 bits of the jitter stream of step 9.
+    uint32_t w0 = rt::philox4x32(7, rt::rngStream(rt::RngPurpose::kJitter, 9), i)[0];
+    double factor = 0.75 + 0.5 * std::ldexp(static_cast<double>(w0 >> 8), -24);
+    EXPECT_EQ(out.data[i], xs[i] * factor) << "element " << i;
+    double f = out.data[i] / xs[i];
+    low = std::min(low, f);
+    high = std::max(high, f);
+    mean += f / kCount;
+  }
+  EXPECT_GE(low, 0.75);
+  EXPECT_LT(high, 1.25);
+  EXPECT_LT(low, 0.76);   // the draws cover the range
+  EXPECT_GT(high, 1.24);
+  EXPECT_NEAR(mean, 1.0, 0.01);
+  // Another step draws other factors; eps = 0 is the identity.
+  Tensor other = runOp("step.jitter %a0, %a1 {eps = 0.25, seed = 7}", {x, tensor("tensor<i64>", {10})},
+                       "tensor<2000xf64>");
+  EXPECT_NE(other.data, out.data);
+  Tensor none = runOp("step.jitter %a0 {eps = 0.0, seed = 7}", {x}, "tensor<2000xf64>");
+  EXPECT_EQ(none.data, xs);
 }
 
 }  // namespace

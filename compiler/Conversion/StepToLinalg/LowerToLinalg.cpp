@@ -3,7 +3,7 @@
 // Rewrites the covered step ops of func.func bodies into linalg on tensors, tensor, scf,
 // arith and math (patterns by op family: ElementwisePatterns, ReductionPatterns,
 // ContractionPatterns, ShapePatterns, SoftmaxPatterns, NormPatterns, ScanPatterns,
-// ConvolutionPatterns, DropoutPattern, LowPrecisionPatterns; step.custom_grad is inlined). The ops are offered to the patterns in program order (operands are
+// ConvolutionPatterns, RandomPatterns, LowPrecisionPatterns; step.custom_grad is inlined). The ops are offered to the patterns in program order (operands are
 // lowered before their users); step ops nested in other step ops are not offered. After a sweep in which a rewrite succeeded, the
 // ops are collected and offered again, so that the body a step.repeat lowering cloned into an
 // scf.for is lowered too. An op without a pattern, or one a pattern declines, stays as it is,
@@ -42,7 +42,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
     populateElementwisePatterns(patterns);
-    populateDropoutPatterns(patterns);
+    populateRandomPatterns(patterns);
     populateLowPrecisionPatterns(patterns);
     populateReductionPatterns(patterns);
     populateContractionPatterns(patterns);

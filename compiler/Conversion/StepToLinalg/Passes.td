@@ -64,7 +64,7 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
       instead computed by Winograd's F(m, K): an input, a weight and an output transform
       kernel around α = m + K − 1 GEMM contractions (WinogradPatterns.cpp).
     Not covered (left as step ops): bf16/f16 softmax, log_softmax, cross_entropy, layer_norm
-    and rms_norm, dropout, call, custom_grad.
+    and rms_norm, dropout, jitter, call, custom_grad.
 
     Before:
     ```mlir

@@ -39,8 +39,8 @@ void populateScanPatterns(mlir::RewritePatternSet &patterns);
 void lowerRepeatsToLoops(mlir::Operation *root);
 /// softmax, log_softmax, cross_entropy (f32, f64).
 void populateSoftmaxPatterns(mlir::RewritePatternSet &patterns);
-/// step.dropout: Philox masks drawn as the interpreter draws them.
-void populateDropoutPatterns(mlir::RewritePatternSet &patterns);
+/// step.dropout, step.jitter: Philox masks and factors drawn as the interpreter draws them.
+void populateRandomPatterns(mlir::RewritePatternSet &patterns);
 /// bf16/f16 norms, softmax and cross-entropy: computed in f32 between casts.
 void populateLowPrecisionPatterns(mlir::RewritePatternSet &patterns);
 /// The attribute naming a collective's marked linalg.copy ("all_reduce_sum").

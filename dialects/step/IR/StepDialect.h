@@ -23,4 +23,12 @@
 #define GET_OP_CLASSES
 #include "dialects/step/IR/StepOps.h.inc"
 
+namespace stepc::step {
+
+/// Whether `region` holds an op drawing per-step random numbers (dropout, jitter), directly
+/// or in a function it calls: the train step then threads its step counter to them.
+bool drawsRandomNumbers(mlir::Region &region);
+
+}  // namespace stepc::step
+
 #endif  // STEPC_DIALECTS_STEP_IR_STEPDIALECT_H

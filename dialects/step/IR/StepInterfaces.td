@@ -42,4 +42,23 @@ def Step_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+// Ops that draw per-step random numbers (dropout's masks, the router's jitter): a Philox
+// function of (seed, step counter, element index). The train step gives each one its step
+// counter (distinct per micro-batch and per layer); evaluation and sampling are inference and
+// replace each by its input. One interface, so every such place handles every such op.
+def Step_StochasticOpInterface : OpInterface<"StochasticOpInterface"> {
+  let cppNamespace = "::stepc::step";
+  let description = [{
+    A training-time random elementwise op whose randomness is keyed by a step counter operand.
+  }];
+  let methods = [
+    InterfaceMethod<"The tensor the op perturbs (what inference uses in its place).",
+      "::mlir::Value", "getInput">,
+    InterfaceMethod<"The step counter operand (tensor<i64>), null where none is given.",
+      "::mlir::Value", "getStep">,
+    InterfaceMethod<"Sets the step counter operand.", "void", "setStep",
+      (ins "::mlir::Value":$step), [{}], [{ $_op.getStepMutable().assign(step); }]>,
+  ];
+}
+
 #endif // STEP_INTERFACES_TD

@@ -129,6 +129,7 @@ STEP_TENSOR_OP_ASM(ExactScaleOp)
 STEP_TENSOR_OP_ASM(ConstantOp)
 STEP_TENSOR_OP_ASM(IotaOp)
 STEP_TENSOR_OP_ASM(DropoutOp)
+STEP_TENSOR_OP_ASM(JitterOp)
 STEP_TENSOR_OP_ASM(TopKOp)
 STEP_TENSOR_OP_ASM(RouteTokensOp)
 STEP_TENSOR_OP_ASM(RouteExpertsOp)
@@ -1205,6 +1206,33 @@ mlir::LogicalResult DropoutOp::verify() {
   double rate = getRate().convertToDouble();
   if (!(rate >= 0.0 && rate < 1.0))
     return emitOpError() << "expected 0 <= rate < 1, found " << rate;
+  return mlir::success();
+}
+
+bool drawsRandomNumbers(mlir::Region &region) {
+  return region
+      .walk([](mlir::Operation *op) {
+        if (llvm::isa<StochasticOpInterface>(op)) return mlir::WalkResult::interrupt();
+        // A model's functions are inlined where they are called (step.func has no recursion:
+        // its verifier rejects calls back into a caller).
+        if (auto call = llvm::dyn_cast<CallOp>(op))
+          if (auto callee = mlir::SymbolTable::lookupNearestSymbolFrom<FuncOp>(
+                  call, call.getCalleeAttr());
+              callee && drawsRandomNumbers(callee.getBody()))
+            return mlir::WalkResult::interrupt();
+        return mlir::WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+//===----------------------------------------------------------------------===//
+// step.jitter
+//===----------------------------------------------------------------------===//
+
+mlir::LogicalResult JitterOp::verify() {
+  // eps < 1 keeps every factor positive, so the jitter never flips or zeroes a value.
+  double eps = getEps().convertToDouble();
+  if (!(eps >= 0.0 && eps < 1.0)) return emitOpError() << "expected 0 <= eps < 1, found " << eps;
   return mlir::success();
 }
 

@@ -1015,7 +1015,7 @@ def Step_PadOp : Step_TensorOp<"pad"> {
 }
 
 //===----------------------------------------------------------------------===//
-// Casts, constants, iota, dropout
+// Casts, constants, iota, dropout, jitter
 //===----------------------------------------------------------------------===//
 
 def Step_CastOp : Step_TensorOp<"cast"> {
@@ -1107,7 +1107,8 @@ def Step_IotaOp : Step_TensorOp<"iota"> {
   let results = (outs Step_Tensor:$result);
 }
 
-def Step_DropoutOp : Step_TensorOp<"dropout"> {
+def Step_DropoutOp : Step_TensorOp<"dropout",
+    [Step_StochasticOpInterface]> {
   let summary = "inverted dropout with a counter-based mask";
   let description = [{
     Zeroes each element with probability `rate` and scales the rest by 1/(1−rate). The mask
@@ -1121,6 +1122,28 @@ def Step_DropoutOp : Step_TensorOp<"dropout"> {
     ```
   }];
   let arguments = (ins Step_FloatTensor:$input, Optional<0DTensorOf<[I64]>>:$step, F64Attr:$rate,
+                       Step_I64Attr:$seed);
+  let results = (outs Step_FloatTensor:$result);
+  let hasVerifier = 1;
+}
+
+def Step_JitterOp : Step_TensorOp<"jitter",
+    [Step_StochasticOpInterface]> {
+  let summary = "multiplicative uniform noise (a router's input jitter)";
+  let description = [{
+    Multiplies each element by its own factor 1 − eps + 2·eps·u, u uniform in [0, 1) with 24
+    random bits: u = (word 0 of Philox(`seed`, the jitter stream of the step counter, the
+    row-major element index) >> 8) · 2^-24. The factors are exact in f32 and the same on CPU
+    and GPU, and every step draws new ones. Switch Transformer's router jitter (eps = 0.01 on
+    the router's input) is written with it. Training only: evaluation and sampling use the
+    input unchanged. The gradient is the adjoint times the same factors.
+
+    ```mlir
+    %xr = step.jitter %x {eps = 0.01, seed = 5}
+    %xr = step.jitter %x, %step {eps = 0.01, seed = 5}    // in @train_step
+    ```
+  }];
+  let arguments = (ins Step_FloatTensor:$input, Optional<0DTensorOf<[I64]>>:$step, F64Attr:$eps,
                        Step_I64Attr:$seed);
   let results = (outs Step_FloatTensor:$result);
   let hasVerifier = 1;

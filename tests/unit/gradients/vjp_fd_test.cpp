@@ -39,7 +39,7 @@ namespace {
 //   class       rtol    atol    ops
 //   kSmooth     1e-6    1e-8    every op but cast: elementwise unary, pow, binary, select,
 //                               sum, mean, reduce_max, cumsum, reshape, transpose, broadcast,
-//                               slice, pad, split, concat, dropout, iota, matmul, batch_matmul,
+//                               slice, pad, split, concat, dropout, jitter, iota, matmul, batch_matmul,
 //                               embedding, conv1d, softmax, log_softmax, layer_norm, rms_norm,
 //                               cross_entropy, repeat, custom_grad (largest error seen:
 //                               3.1e-9, conv1d)
@@ -333,6 +333,20 @@ std::vector<Case> allCases() {
     cs.push_back({std::string("dropout_") + d.shape + "_" + d.name, "dropout", {{F(d.shape), U(-2, 2)}},
                   "%y = step.dropout %a0 {rate = " + std::string(d.rate) + ", seed = " + d.seed +
                       "} : " + F(d.shape)});
+
+  // jitter: the same counter-based factors in the forward and the adjoint, with and without a
+  // step counter (a constant operand: the gradient check perturbs only a0).
+  struct Jit { const char *shape, *eps, *step, *name; };
+  for (const Jit &j : std::vector<Jit>{{"2x3", "0.01", "", "e0_01"},
+                                       {"4x5", "0.5", "3", "e0_5_step3"},
+                                       {"2x3x4", "0.9", "1000", "e0_9_step1000"}})
+    cs.push_back({std::string("jitter_") + j.shape + "_" + j.name, "jitter",
+                  {{F(j.shape), U(-2, 2)}},
+                  *j.step ? "%s = step.constant {value = dense<" + std::string(j.step) +
+                                "> : tensor<i64>}\n  %y = step.jitter %a0, %s {eps = " +
+                                j.eps + ", seed = 11} : " + F(j.shape) + ", tensor<i64>"
+                          : "%y = step.jitter %a0 {eps = " + std::string(j.eps) + ", seed = 11} : " +
+                                F(j.shape)});
 
   // iota: reads only its operand's shape (no gradient through it); x / (position + 1).
   struct Iota { const char *shape; int64_t axis; };

@@ -9,6 +9,8 @@ then all second choices), choices at or past the capacity ceil(1.25 * N * 2 / E)
 dispatch is an index_put into [E, Cap, C], the experts are einsums, combine is an advanced-
 indexing gather weighted by the renormalised top-2 gates. Auxiliary losses: Switch load
 balancing 0.01 * E * sum(f * P) and the router z-loss 0.001 * mean(logsumexp^2), per layer.
+The router's input is jittered (Switch's eps = 0.01) by the factors step.jitter documents,
+drawn here with the Philox of parity_common.py: a wrong stream or counter fails the check.
 
 The recipe: gpt2_moe's AdamW, warmup-cosine and global-norm clipping, with SAM
 (--sam-rho=0.05 on the stepc side): eps = rho g / ||g||, the second gradient taken at w + eps
@@ -22,7 +24,7 @@ import math, os, sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_common import adamw_update, batch, check, initial_state, parse_args  # noqa: E402
+from parity_common import adamw_update, batch, check, initial_state, parse_args, philox  # noqa: E402
 # GPT-2's attention, LayerNorm, decay set and schedule (same dims and recipe; only the MLP differs).
 from gpt2_parity import attention, decays, layer_norm, lr_at  # noqa: E402
 
@@ -39,10 +41,24 @@ SHAPES = {"ln_1.weight": (C,), "ln_1.bias": (C,), "attn.c_attn.weight": (C, 3 * 
 
 F = torch.nn.functional
 ROUTES = []  # each layer's (experts, kept) of the last forward, to report what SAM re-routes
+JITTER_EPS, JITTER_SEED = 0.01, 17
+_factors = {}
 
 
-def moe(x, q):
-    logits = x @ q("moe.router.weight")                       # [N, E]
+def jitter_factors(counter):
+    """The router's input jitter, as step.jitter documents it: element i of the [N, C] input
+    times 1 - eps + 2 eps u, u = (Philox(seed, (6 << 56) ^ counter, i) word 0 >> 8) * 2^-24
+    (RngPurpose::kJitter = 6). The counter is the step's per layer: step * L + layer."""
+    if counter not in _factors:
+        stream = (6 << 56) ^ counter
+        u = torch.tensor([philox(JITTER_SEED, stream, i)[0] >> 8 for i in range(N * C)],
+                         dtype=torch.float64) * 2.0 ** -24
+        _factors[counter] = (1 - JITTER_EPS + 2 * JITTER_EPS * u).reshape(N, C)
+    return _factors[counter]
+
+
+def moe(x, q, counter):
+    logits = (x * jitter_factors(counter).to(x.dtype)) @ q("moe.router.weight")   # [N, E]
     probs = logits.softmax(-1)
     top, experts = probs.topk(K, dim=-1)                      # [N, K]
     gates = top / top.sum(-1, keepdim=True)
@@ -65,7 +81,7 @@ def moe(x, q):
     return y, balance + z
 
 
-def forward(p, tokens, targets):
+def forward(p, tokens, targets, step):
     pos = torch.arange(T)
     h = p["wte"][tokens] + p["wpe"][pos]
     mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
@@ -74,7 +90,7 @@ def forward(p, tokens, targets):
         q = lambda n: p["h." + n][l]
         h = h + attention(h, q, mask)
         m = layer_norm(h, q("ln_2.weight"), q("ln_2.bias"))
-        y, layer_aux = moe(m.reshape(N, C), q)
+        y, layer_aux = moe(m.reshape(N, C), q, step * L + l)
         h = h + y.reshape(B, T, C)
         aux = aux + layer_aux
     logits = layer_norm(h, p["ln_f.weight"], p["ln_f.bias"]) @ p["wte"].T
@@ -88,13 +104,13 @@ def reference(init, stream, dtype):
     for step in range(STEPS):
         x, y = batch(stream, B, T, SEED, step)
         ROUTES.clear()
-        loss = forward(p, x, y)
+        loss = forward(p, x, y, step)
         g1 = dict(zip(p.keys(), torch.autograd.grad(loss, list(p.values()))))
         with torch.no_grad():
             norm1 = torch.sqrt(sum((g * g).sum() for g in g1.values()))
             factor = RHO / (norm1 + 1e-12)
             perturbed = {k: (p[k] + factor * g1[k]).requires_grad_(True) for k in p}
-        sam_loss = forward(perturbed, x, y)   # routes again, from the perturbed weights
+        sam_loss = forward(perturbed, x, y, step)   # routes again (the same jitter), from the perturbed weights
         for (e1, k1), (e2, k2) in zip(ROUTES[:L], ROUTES[L:]):
             changed += int(((e1 != e2) | (k1 != k2)).sum())
             dropped += int((~k1).sum())

@@ -14,6 +14,14 @@
 // DROPOUT-LABEL: func.func @eval_loss(
 // DROPOUT-NOT: step.dropout
 // DROPOUT: return
+// And so is gpt2_moe's router jitter (in a step.func the layers call).
+// RUN: %stepc compile %models/gpt2_moe.mlir --config=tiny --emit=train -o %t.moe
+// RUN: %stepc-opt %t.moe --step-build-eval-loss | FileCheck %s --check-prefix=JITTER
+// JITTER: func.func @train_step(
+// JITTER: step.jitter
+// JITTER-LABEL: func.func @eval_loss(
+// JITTER-NOT: step.jitter
+// JITTER: return
 
 // CHECK-LABEL: func.func @eval_loss(
 // CHECK-SAME: %[[W1:arg[0-9]+]]: tensor<8x16xf32> {step.name = "w1", step.role = "param"}

@@ -185,3 +185,31 @@ step.model @dropout_streams {
   step.loss %loss
   step.config { optimizer = sgd(lr = 0.1) }
 }
+
+// -----
+
+// Tests that jitter, like dropout, gets the step counter per micro-batch and per layer, also
+// inside a function the layer calls (the call is inlined into the step).
+// MICRO-LABEL: step.model @jitter_streams
+// MICRO: step.repeat "micro_batch" 2 {{.*}}, %[[MBI:.+]] = %{{.+}} : tensor<2xi64>)
+// MICRO: %[[S2:.+]] = step.add %{{.+}}, %[[MBI]] : tensor<i64>, tensor<i64>
+// MICRO: step.repeat "layer" 3 {{.*}}, %[[LI:.+]] = %{{.+}} : tensor<3xi64>)
+// MICRO: %[[S3:.+]] = step.mul %[[S2]], %{{.+}} : tensor<i64>, tensor<i64>
+// MICRO: %[[S4:.+]] = step.add %[[S3]], %[[LI]] : tensor<i64>, tensor<i64>
+// MICRO: step.jitter %{{.+}}, %[[S4]] {eps = 1.000000e-02 : f64, seed = 5 : i64}
+step.model @jitter_streams {
+  step.func @route(%a: [4, 3] f32, %w: [3, 3] f32) -> [4, 3] f32 {
+    %j = step.jitter %a {eps = 0.01, seed = 5}
+    %m = step.matmul %j, %w
+    step.return %m
+  }
+  %x, %y = step.input "data" [4, 3] f32 = classification(classes = 3)
+  %h = step.repeat "layer" 3 (%a = %x) {
+    %w = step.param "w" [3, 3] f32 = orthogonal
+    %m = step.call @route(%a, %w)
+    step.yield %m
+  }
+  %loss = step.cross_entropy %h, %y
+  step.loss %loss
+  step.config { optimizer = sgd(lr = 0.1) }
+}

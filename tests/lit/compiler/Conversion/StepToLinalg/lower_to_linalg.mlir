@@ -563,6 +563,36 @@ func.func @dropout(%x: tensor<2x3xf32>, %step: tensor<i64>) -> tensor<2x3xf32> {
 
 // -----
 
+// Tests that jitter is one all-parallel generic drawing Philox4x32-10 from (seed, the jitter
+// stream of the step: step ^ (6 << 56) = 432345564227567616, row-major index), and multiplies by
+// 1 - eps + 2 eps u with u = (word 0 >> 8) * 2^-24 (5.96e-08) in f32; a bf16 tensor is
+// multiplied in f32 and rounded once.
+// CHECK-LABEL: func.func @jitter
+// CHECK-NOT: step.
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<2x3xf32>, tensor<i64>)
+// CHECK: arith.constant 432345564227567616 : i64
+// CHECK: linalg.index 0
+// CHECK: linalg.index 1
+// CHECK-COUNT-20: arith.muli %{{.+}}, %{{.+}} : i64
+// CHECK: %[[EIGHT:.+]] = arith.constant 8 : i32
+// CHECK: %[[W:.+]] = arith.shrui %{{.+}}, %[[EIGHT]] : i32
+// CHECK: %[[UI:.+]] = arith.uitofp %[[W]] : i32 to f32
+// CHECK: %[[U:.+]] = arith.mulf %[[UI]], %{{.+}} : f32
+// CHECK: %[[S:.+]] = arith.mulf %[[U]], %{{.+}} : f32
+// CHECK: %[[F:.+]] = arith.addf %{{.+}}, %[[S]] : f32
+// CHECK: arith.mulf %{{.+}}, %[[F]] : f32
+// CHECK: linalg.generic
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: arith.mulf %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+func.func @jitter(%x: tensor<2x3xf32>, %step: tensor<i64>, %b: tensor<4xbf16>) -> (tensor<2x3xf32>, tensor<4xbf16>) {
+  %0 = step.jitter %x, %step {eps = 0.01, seed = 5} : tensor<2x3xf32>, tensor<i64>
+  %1 = step.jitter %b {eps = 0.25, seed = 5} : tensor<4xbf16>
+  return %0, %1 : tensor<2x3xf32>, tensor<4xbf16>
+}
+
+// -----
+
 // Tests that a custom_grad's forward region is inlined and lowered (its backward region was
 // applied by autodiff already).
 // CHECK-LABEL: func.func @custom_grad

@@ -1191,6 +1191,43 @@ func.func @broadcast_zero_size(%x: tensor<1x3xf32>) {
 
 // -----
 
+// Tests that jitter's eps must be below 1 (a factor 1 - eps could reach zero).
+func.func @jitter_eps_one(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'step.jitter' op expected 0 <= eps < 1, found 1.000000e+00}}
+  %0 = step.jitter %x {eps = 1.0, seed = 1} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that jitter's eps must not be negative, inside a model.
+step.model @jitter_negative_eps_in_model {
+  %w = step.param "w" [4] f32 = ones
+  // expected-error @+1 {{'step.jitter' op expected 0 <= eps < 1, found -1.000000e-02}}
+  %d = step.jitter %w {eps = -0.01, seed = 1}
+  %s = step.sum %d {axes = [0]}
+  step.loss %s
+}
+
+// -----
+
+// Tests that jitter needs a float operand and a seed.
+func.func @jitter_integer_operand(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'step.jitter' op operand #0 must be ranked tensor of 32-bit float}}
+  %0 = step.jitter %x {eps = 0.5, seed = 1} : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @jitter_missing_seed(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'step.jitter' op requires attribute 'seed'}}
+  %0 = step.jitter %x {eps = 0.5} : tensor<4xf32>
+  return
+}
+
+// -----
+
 // Tests that dropout rejects a NaN rate.
 func.func @dropout_nan_rate(%x: tensor<4xf32>) {
   // expected-error @+1 {{'step.dropout' op expected 0 <= rate < 1, found nan}}

@@ -32,6 +32,7 @@ step.model @unary_ops_in_model dims(B = 2, D = 3) {
   %l2 = step.leaky_relu %x {alpha = 0.2}
   %p = step.pow %x {exponent = 3.0}
   %d = step.dropout %x {rate = 0.1, seed = 7}
+  %j = step.jitter %x {eps = 0.01, seed = 5}
   %s = step.sum %p {axes = [0, 1]}
   step.loss %s
 }
@@ -55,6 +56,7 @@ step.model @unary_ops_in_model dims(B = 2, D = 3) {
 // CHECK-NEXT:    step.leaky_relu %[[X]] {alpha = 2.000000e-01 : f64}{{$}}
 // CHECK-NEXT:    %[[POW:.+]] = step.pow %[[X]] {exponent = 3.000000e+00 : f64}{{$}}
 // CHECK-NEXT:    step.dropout %[[X]] {rate = 1.000000e-01 : f64, seed = 7 : i64}{{$}}
+// CHECK-NEXT:    step.jitter %[[X]] {eps = 1.000000e-02 : f64, seed = 5 : i64}{{$}}
 // CHECK-NEXT:    %[[SUM:.+]] = step.sum %[[POW]] {axes = [0, 1]}{{$}}
 // CHECK-NEXT:    step.loss %[[SUM]]{{$}}
 // CHECK-NEXT:  }
@@ -68,7 +70,8 @@ step.model @unary_ops_in_model dims(B = 2, D = 3) {
 // Tests that unary ops keep the operand's type for every float dtype, and that neg and abs also
 // take integers.
 func.func @unary_ops_typed(%f: tensor<2x3xf32>, %b: tensor<4xbf16>, %h: tensor<1x1x5xf16>,
-                           %d: tensor<f64>, %i: tensor<7xi32>, %l: tensor<2x2xi64>) {
+                           %d: tensor<f64>, %i: tensor<7xi32>, %l: tensor<2x2xi64>,
+                           %step: tensor<i64>) {
   %0 = step.neg %i : tensor<7xi32>
   %1 = step.abs %l : tensor<2x2xi64>
   %2 = step.exp %b : tensor<4xbf16>
@@ -84,6 +87,7 @@ func.func @unary_ops_typed(%f: tensor<2x3xf32>, %b: tensor<4xbf16>, %h: tensor<1
   %12 = step.leaky_relu %h {alpha = 0.5} : tensor<1x1x5xf16>
   %13 = step.pow %d {exponent = -0.5} : tensor<f64>
   %14 = step.dropout %b {rate = 0.0, seed = 0} : tensor<4xbf16>
+  %j14 = step.jitter %b, %step {eps = 0.5, seed = 2} : tensor<4xbf16>, tensor<i64>
   return
 }
 // CHECK-LABEL: func.func @unary_ops_typed
@@ -102,6 +106,7 @@ func.func @unary_ops_typed(%f: tensor<2x3xf32>, %b: tensor<4xbf16>, %h: tensor<1
 // CHECK: step.leaky_relu %{{.+}} {alpha = 5.000000e-01 : f64} : tensor<1x1x5xf16> -> tensor<1x1x5xf16>
 // CHECK: step.pow %{{.+}} {exponent = -5.000000e-01 : f64} : tensor<f64> -> tensor<f64>
 // CHECK: step.dropout %{{.+}} {rate = 0.000000e+00 : f64, seed = 0 : i64} : tensor<4xbf16> -> tensor<4xbf16>
+// CHECK: step.jitter %{{.+}}, %{{.+}} {eps = 5.000000e-01 : f64, seed = 2 : i64} : tensor<4xbf16>, tensor<i64> -> tensor<4xbf16>
 
 // -----
 
