@@ -41,10 +41,11 @@ namespace stepc::codegen {
 
 namespace {
 
-// Whether `map` reads each element of a tensor of `type` once: a permutation of the loops, up
-// to a dim of extent 1 read at index 0 (where --step-unit-reductions dropped the loop of a
-// [T, 1, D] operand), which is no broadcast.
-bool readsWhole(mlir::AffineMap map, mlir::Type type) {
+// Whether `map` reads each element it reads of a tensor of `type` once, so that a producer
+// fused through it computes nothing twice: a permutation of the loops, where some dims may be
+// read at a fixed index (a slice: --step-unit-reductions reads a [T, 1, D] operand at 0,
+// --step-unroll-reductions a [T, 2, D] one at 0 and at 1), which is no broadcast.
+bool readsEachOnce(mlir::AffineMap map, mlir::Type type) {
   auto shape = llvm::cast<mlir::ShapedType>(type).getShape();
   llvm::SmallVector<bool> seen(map.getNumDims(), false);
   for (auto [i, expr] : llvm::enumerate(map.getResults())) {
@@ -54,7 +55,7 @@ bool readsWhole(mlir::AffineMap map, mlir::Type type) {
       continue;
     }
     auto constant = llvm::dyn_cast<mlir::AffineConstantExpr>(expr);
-    if (!constant || constant.getValue() != 0 || shape[i] != 1) return false;
+    if (!constant || constant.getValue() < 0 || constant.getValue() >= shape[i]) return false;
   }
   return llvm::all_of(seen, [](bool s) { return s; });
 }
@@ -75,7 +76,7 @@ bool fusibleEdge(mlir::OpOperand *operand) {
       }))
     return false;
   if (!consumer.isDpsInput(operand)) return false;
-  return readsWhole(consumer.getMatchingIndexingMap(operand), operand->get().getType());
+  return readsEachOnce(consumer.getMatchingIndexingMap(operand), operand->get().getType());
 }
 
 bool shouldFuse(mlir::OpOperand *operand) {

@@ -7,7 +7,7 @@
 // producer of a few arith ops whose inputs stay live anyway is cloned into each of its
 // consumers; (f) is the chain that must not be (its exp would be left materialised); (g) a
 // gather (an MoE's combine) is cloned likewise, into a dot-per-row reduction among others;
-// (h) a read of a unit dim at index 0 is no broadcast.
+// (h) a read of a unit dim at index 0 is no broadcast, nor (i) one of a fixed slice.
 //
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | FileCheck %s
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | %stepc-opt -split-input-file -o /dev/null
@@ -329,6 +329,41 @@ func.func @unit_dim_read(%a: tensor<8x1x4xf32>, %b: tensor<8x4xf32>) -> tensor<8
   %e = tensor.empty() : tensor<8x4xf32>
   %sum = linalg.generic {indexing_maps = [#h_unit, #h_2, #h_2], iterator_types = ["parallel", "parallel"]}
       ins(%neg, %b : tensor<8x1x4xf32>, tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  return %sum : tensor<8x4xf32>
+}
+
+// -----
+
+// (i) A fixed slice of a larger dim is no broadcast either: the unrolled sum over k = 2 reads
+// [8, 2, 4] at (d0, 0, d1) and (d0, 1, d1), each element once. The producer (two uses, and
+// cheap: cloned per use) fuses through both: one kernel, reading %a at both slices.
+// CHECK-LABEL: func.func @slice_reads
+// CHECK-SAME: (%[[A:.+]]: tensor<8x2x4xf32>)
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[A]], %[[A]] : tensor<8x2x4xf32>, tensor<8x2x4xf32>)
+// CHECK-COUNT-2: arith.negf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+#i_3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#i_k0 = affine_map<(d0, d1) -> (d0, 0, d1)>
+#i_k1 = affine_map<(d0, d1) -> (d0, 1, d1)>
+#i_2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @slice_reads(%a: tensor<8x2x4xf32>) -> tensor<8x4xf32> {
+  %e3 = tensor.empty() : tensor<8x2x4xf32>
+  %neg = linalg.generic {indexing_maps = [#i_3, #i_3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<8x2x4xf32>) outs(%e3 : tensor<8x2x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<8x2x4xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %sum = linalg.generic {indexing_maps = [#i_k0, #i_k1, #i_2], iterator_types = ["parallel", "parallel"]}
+      ins(%neg, %neg : tensor<8x2x4xf32>, tensor<8x2x4xf32>) outs(%e : tensor<8x4xf32>) {
   ^bb0(%x: f32, %y: f32, %o: f32):
     %s = arith.addf %x, %y : f32
     linalg.yield %s : f32
