@@ -149,9 +149,10 @@ std::string hostToLLVM(bool gpuToLLVM) {
          "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts";
 }
 
-// Tiled kernels become range functions the runtime's threads share (CPU only).
+// Reductions may keep per-lane partial sums; tiled kernels become range functions the
+// runtime's threads share (CPU only).
 void buildCpuLLVM(mlir::OpPassManager &pm) {
-  addPipeline(pm, "step-parallelize-kernels," + hostToLLVM(false) +
+  addPipeline(pm, "step-reassociate-reductions,step-parallelize-kernels," + hostToLLVM(false) +
                       ",step-dispatch-parallel-kernels,step-pack-entry-points");
 }
 

@@ -23,6 +23,11 @@ def ParallelizeKernels : Pass<"step-parallelize-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
+def ReassociateReductions : Pass<"step-reassociate-reductions", "mlir::ModuleOp"> {
+  let summary = "Marks the float add accumulating a reduction kernel's result `reassoc`, so that LLVM vectorizes inner reduction loops with per-lane partial sums (a fixed order: the same bits on every thread count)";
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def DispatchParallelKernels : Pass<"step-dispatch-parallel-kernels", "mlir::ModuleOp"> {
   let summary = "Calls range kernels through the runtime's thread pool (stepc_parallel_for)";
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
