@@ -73,12 +73,13 @@ void buildLinalg(mlir::OpPassManager &pm, llvm::StringRef convAlgorithm, int64_t
 // Elementwise producers fuse into their consumers (elementwise ops or reductions) when they
 // have no other use, so no work is recomputed; each linalg op left is one kernel. A reduction
 // over loops of extent 1 is elementwise first, so that it fuses with its consumers too, as is
-// one over 2 to 4 points (unrolled, its producers split per slice: an MoE's sum over k), and a
-// producer read through a reshape that drops unit dims computes the reshaped tensor.
+// one over 2 to 4 points (unrolled, its producers split per slice: an MoE's sum over k), a
+// producer read through a reshape that drops unit dims computes the reshaped tensor, and a
+// cheap one read only by gathers is computed at each read.
 void buildKernels(mlir::OpPassManager &pm) {
   addPipeline(pm,
               "step-unit-reductions,step-unroll-reductions,step-fold-unit-collapse,"
-              "step-fuse-elementwise,canonicalize,cse");
+              "step-fuse-elementwise,step-fuse-into-gathers,canonicalize,cse");
 }
 
 // Params and state are updated in place (their results tied to their arguments, then dropped

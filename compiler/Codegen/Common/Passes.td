@@ -47,6 +47,11 @@ def UnitReductions : Pass<"step-unit-reductions", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];
 }
 
+def FuseIntoGathers : Pass<"step-fuse-into-gathers", "mlir::ModuleOp"> {
+  let summary = "Computes a cheap elementwise producer read only by tensor.extract in other kernels (gathers; directly or through a collapse_shape) at each read, so its tensor is never written";
+  let dependentDialects = ["::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];
+}
+
 def UnrollReductions : Pass<"step-unroll-reductions", "mlir::ModuleOp"> {
   let summary = "Rewrites a reduction over loops of 2 to 4 points into a fill as an elementwise op applying its payload once per point, in order, and splits the producers it reads through fixed slices into one producer per slice (so that the chain fuses)";
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect"];

@@ -1,0 +1,102 @@
+// Tests --step-fuse-into-gathers: (a) a cheap elementwise producer read only by a gather
+// through a collapse_shape (an MoE backward's gate-scaled dY, [T, k, D] as [T * k, D],
+// gathered into expert order) is computed at the read: the row index delinearized over
+// [4, 2], the inputs read there through their maps, the payload cloned; the producer is gone.
+// (b) one that another kernel also reads whole stays, and (c) one whose inputs are larger than
+// its result (they would live on in its place) stays.
+//
+// RUN: %stepc-opt %s -split-input-file --step-fuse-into-gathers | FileCheck %s
+// RUN: %stepc-opt %s -split-input-file --step-fuse-into-gathers | %stepc-opt -split-input-file -o /dev/null
+
+// CHECK-LABEL: func.func @scaled_rows
+// CHECK-SAME: (%[[DY:.+]]: tensor<4x1x3xf32>, %[[G:.+]]: tensor<4x2x1xf32>, %[[IDX:.+]]: tensor<8xi32>)
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: linalg.generic
+// CHECK: %[[R:.+]] = arith.index_cast
+// CHECK: %[[C:.+]] = linalg.index 1 : index
+// CHECK: %[[K:.+]] = arith.remui %[[R]], %{{.+}} : index
+// CHECK: %[[T:.+]] = arith.divui %[[R]], %{{.+}} : index
+// CHECK: %[[X:.+]] = tensor.extract %[[DY]][%[[T]], %{{.+}}, %[[C]]] : tensor<4x1x3xf32>
+// CHECK: %[[W:.+]] = tensor.extract %[[G]][%[[T]], %[[K]], %{{.+}}] : tensor<4x2x1xf32>
+// CHECK: %[[M:.+]] = arith.mulf %[[X]], %[[W]] : f32
+// CHECK: linalg.yield %[[M]]
+// CHECK-NOT: linalg.generic
+#p3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#dy = affine_map<(d0, d1, d2) -> (d0, 0, d2)>
+#g = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#row = affine_map<(d0, d1) -> (d0)>
+#out = affine_map<(d0, d1) -> (d0, d1)>
+func.func @scaled_rows(%dy: tensor<4x1x3xf32>, %g: tensor<4x2x1xf32>, %idx: tensor<8xi32>) -> tensor<8x3xf32> {
+  %e3 = tensor.empty() : tensor<4x2x3xf32>
+  %scaled = linalg.generic {indexing_maps = [#dy, #g, #p3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%dy, %g : tensor<4x1x3xf32>, tensor<4x2x1xf32>) outs(%e3 : tensor<4x2x3xf32>) {
+  ^bb0(%x: f32, %w: f32, %o: f32):
+    %m = arith.mulf %x, %w : f32
+    linalg.yield %m : f32
+  } -> tensor<4x2x3xf32>
+  %flat = tensor.collapse_shape %scaled [[0, 1], [2]] : tensor<4x2x3xf32> into tensor<8x3xf32>
+  %e = tensor.empty() : tensor<8x3xf32>
+  %rows = linalg.generic {indexing_maps = [#row, #out], iterator_types = ["parallel", "parallel"]}
+      ins(%idx : tensor<8xi32>) outs(%e : tensor<8x3xf32>) {
+  ^bb0(%i: i32, %o: f32):
+    %r = arith.index_cast %i : i32 to index
+    %c = linalg.index 1 : index
+    %v = tensor.extract %flat[%r, %c] : tensor<8x3xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x3xf32>
+  return %rows : tensor<8x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @also_read_whole
+// CHECK: %[[P:.+]] = linalg.generic
+// CHECK: arith.negf
+// CHECK: tensor.extract %[[P]]
+// CHECK: return
+#b1 = affine_map<(d0) -> (d0)>
+func.func @also_read_whole(%x: tensor<8xf32>, %idx: tensor<8xi32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %neg = linalg.generic {indexing_maps = [#b1, #b1], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %picked = linalg.generic {indexing_maps = [#b1, #b1], iterator_types = ["parallel"]}
+      ins(%idx : tensor<8xi32>) outs(%e2 : tensor<8xf32>) {
+  ^bb0(%i: i32, %o: f32):
+    %r = arith.index_cast %i : i32 to index
+    %v = tensor.extract %neg[%r] : tensor<8xf32>
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  return %picked, %neg : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @inputs_larger
+// CHECK: %[[P:.+]] = linalg.generic
+// CHECK: tensor.extract %[[P]]
+#c_in = affine_map<(d0) -> (d0, 0)>
+#c_in2 = affine_map<(d0) -> (d0, 1)>
+#c1 = affine_map<(d0) -> (d0)>
+func.func @inputs_larger(%x: tensor<8x4xf32>, %idx: tensor<8xi32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [#c_in, #c_in2, #c1], iterator_types = ["parallel"]}
+      ins(%x, %x : tensor<8x4xf32>, tensor<8x4xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %picked = linalg.generic {indexing_maps = [#c1, #c1], iterator_types = ["parallel"]}
+      ins(%idx : tensor<8xi32>) outs(%e2 : tensor<8xf32>) {
+  ^bb0(%i: i32, %o: f32):
+    %r = arith.index_cast %i : i32 to index
+    %v = tensor.extract %sum[%r] : tensor<8xf32>
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  return %picked : tensor<8xf32>
+}
