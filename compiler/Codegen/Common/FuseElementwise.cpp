@@ -23,15 +23,12 @@
 // and the backward's into the gradient's dot, and the [T, k, D] copy is never written.
 //
 //===----------------------------------------------------------------------===//
-#include <algorithm>
-#include <limits>
-
+#include "compiler/Codegen/Common/FusionRules.h"
 #include "compiler/Codegen/Common/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace stepc::codegen {
@@ -90,15 +87,6 @@ bool shouldFuse(mlir::OpOperand *operand) {
 // kMaxClonedOps arith ops: no transcendental is worth redoing to spare a buffer.
 constexpr int kMaxClonedOps = 4;
 
-// A loop's carried value: --step-carry-in-place later writes the next iteration's value into
-// its buffer right after the kernel that computes it, when nothing reads the old one after
-// that; a clone moved to a later consumer would (and cost a copy of the carried buffer per
-// iteration, 8 MiB a layer for byte_lm_small's f64 streams).
-bool isLoopCarried(mlir::Value v) {
-  auto arg = llvm::dyn_cast<mlir::BlockArgument>(v);
-  return arg && llvm::isa<mlir::LoopLikeOpInterface>(arg.getOwner()->getParentOp());
-}
-
 // The tensors a gather's body reads by index (tensor.extract of a value from outside the op).
 llvm::SmallVector<mlir::Value> gatheredTensors(mlir::linalg::GenericOp op) {
   llvm::SmallVector<mlir::Value> tensors;
@@ -138,12 +126,6 @@ bool clonableShape(mlir::linalg::GenericOp op) {
          llvm::none_of(gathered, isLoopCarried);
 }
 
-int64_t bytesOf(mlir::Type type) {
-  auto t = llvm::cast<mlir::RankedTensorType>(type);
-  if (!t.hasStaticShape()) return std::numeric_limits<int64_t>::max() / 2;
-  return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-}
-
 // Whether `v` is live after `last` anyway (a value from outside the block, or one with a use
 // after it): a clone at `last` reading it then keeps no buffer alive longer than it was.
 bool liveAfter(mlir::Value v, mlir::Operation *last) {
@@ -178,16 +160,16 @@ bool chainClonable(mlir::linalg::GenericOp op, mlir::Operation *last, int depth 
       // the rows it selects.
       if (!gathered.empty() && !op.getMatchingIndexingMap(input).isPermutation())
         continue;
-      extended += bytesOf(input->get().getType());
+      extended += tensorBytes(input->get().getType());
     }
   }
   // The gathered tensors are read where each clone is, as the inputs are.
   for (mlir::Value t : gathered)
     if (!liveAfter(t, last) && seen.insert(t).second) {
       if (depth > 0) return false;
-      extended += bytesOf(t.getType());
+      extended += tensorBytes(t.getType());
     }
-  return extended <= bytesOf(op->getResult(0).getType());
+  return extended <= tensorBytes(op->getResult(0).getType());
 }
 
 // A clone computes where its consumer is. It must not read an input after an op between the
@@ -196,13 +178,7 @@ bool inputOverwrittenBefore(mlir::linalg::GenericOp producer, mlir::Operation *u
   llvm::SmallPtrSet<mlir::Value, 4> inputs;
   for (mlir::OpOperand *input : producer.getDpsInputOperands()) inputs.insert(input->get());
   for (mlir::Value t : gatheredTensors(producer)) inputs.insert(t);
-  for (mlir::Operation *op = producer->getNextNode(); op && op != user; op = op->getNextNode()) {
-    auto dps = llvm::dyn_cast<mlir::DestinationStyleOpInterface>(op);
-    if (!dps) continue;
-    for (mlir::OpOperand &init : dps.getDpsInitsMutable())
-      if (inputs.contains(init.get())) return true;
-  }
-  return false;
+  return writtenBetween(inputs, producer, user);
 }
 
 bool worthCloning(mlir::linalg::GenericOp producer) {

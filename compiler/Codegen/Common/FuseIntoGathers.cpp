@@ -18,12 +18,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/Common/Delinearize.h"
+#include "compiler/Codegen/Common/FusionRules.h"
 #include "compiler/Codegen/Common/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace stepc::codegen {
 
@@ -33,16 +33,6 @@ namespace stepc::codegen {
 namespace {
 
 constexpr int kMaxOps = 4;  // as --step-fuse-elementwise's cheap clones
-
-int64_t bytesOf(mlir::Type type) {
-  auto t = llvm::cast<mlir::RankedTensorType>(type);
-  return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-}
-
-bool isLoopCarried(mlir::Value v) {
-  auto arg = llvm::dyn_cast<mlir::BlockArgument>(v);
-  return arg && llvm::isa<mlir::LoopLikeOpInterface>(arg.getOwner()->getParentOp());
-}
 
 // A read of `value` inside another linalg.generic's body.
 bool isGatherRead(mlir::Operation *user, mlir::Value value) {
@@ -73,9 +63,9 @@ bool cheapProducer(mlir::linalg::GenericOp op) {
     if (!inputType || !inputType.hasStaticShape()) return false;
     for (mlir::AffineExpr expr : op.getMatchingIndexingMap(input).getResults())
       if (!llvm::isa<mlir::AffineDimExpr, mlir::AffineConstantExpr>(expr)) return false;
-    inputBytes += bytesOf(inputType);
+    inputBytes += tensorBytes(inputType);
   }
-  return inputBytes <= bytesOf(type);
+  return inputBytes <= tensorBytes(type);
 }
 
 // A read, and the collapse it reads the producer through (or null).
@@ -108,13 +98,7 @@ bool inputOverwrittenBefore(mlir::linalg::GenericOp producer, mlir::Operation *r
   if (!at) return true;
   llvm::SmallPtrSet<mlir::Value, 4> inputs;
   for (mlir::Value input : producer.getDpsInputs()) inputs.insert(input);
-  for (mlir::Operation *op = producer->getNextNode(); op && op != at; op = op->getNextNode()) {
-    auto dps = llvm::dyn_cast<mlir::DestinationStyleOpInterface>(op);
-    if (!dps) continue;
-    for (mlir::OpOperand &init : dps.getDpsInitsMutable())
-      if (inputs.contains(init.get())) return true;
-  }
-  return false;
+  return writtenBetween(inputs, producer, at);
 }
 
 // The producer's value at the element `read` reads, computed where `read` is.

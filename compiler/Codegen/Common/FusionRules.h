@@ -1,0 +1,53 @@
+//===- FusionRules.h - what moving a producer to its readers must respect -*- C++ -*-===//
+//
+// --step-fuse-elementwise (clones of cheap producers) and --step-fuse-into-gathers (producers
+// computed at their gathers' reads) both move a computation from where its producer was to
+// where it is read. These are the checks they share.
+//
+//===----------------------------------------------------------------------===//
+#ifndef STEPC_COMPILER_CODEGEN_COMMON_FUSIONRULES_H
+#define STEPC_COMPILER_CODEGEN_COMMON_FUSIONRULES_H
+
+#include <algorithm>
+#include <limits>
+
+#include "llvm/ADT/SmallPtrSet.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+
+namespace stepc::codegen {
+
+/// A loop's carried value: --step-carry-in-place later writes the next iteration's value into
+/// its buffer right after the kernel that computes it, when nothing reads the old one after
+/// that; a computation moved to a later reader would (and cost a copy of the carried buffer
+/// per iteration, 8 MiB a layer for byte_lm_small's f64 streams).
+inline bool isLoopCarried(mlir::Value v) {
+  auto arg = llvm::dyn_cast<mlir::BlockArgument>(v);
+  return arg && llvm::isa<mlir::LoopLikeOpInterface>(arg.getOwner()->getParentOp());
+}
+
+/// The bytes of a tensor type; a dynamic shape counts as too large to move.
+inline int64_t tensorBytes(mlir::Type type) {
+  auto t = llvm::cast<mlir::RankedTensorType>(type);
+  if (!t.hasStaticShape()) return std::numeric_limits<int64_t>::max() / 2;
+  return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+}
+
+/// Whether an op after `from` and before `to` (an op of `from`'s block) writes into one of
+/// `values` as a destination (a value copied into a loop's iteration argument in place): a
+/// computation moved from `from` to `to` would read the new contents.
+inline bool writtenBetween(const llvm::SmallPtrSetImpl<mlir::Value> &values, mlir::Operation *from,
+                           mlir::Operation *to) {
+  for (mlir::Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode()) {
+    auto dps = llvm::dyn_cast<mlir::DestinationStyleOpInterface>(op);
+    if (!dps) continue;
+    for (mlir::OpOperand &init : dps.getDpsInitsMutable())
+      if (values.contains(init.get())) return true;
+  }
+  return false;
+}
+
+}  // namespace stepc::codegen
+
+#endif  // STEPC_COMPILER_CODEGEN_COMMON_FUSIONRULES_H
