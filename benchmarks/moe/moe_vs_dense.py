@@ -24,6 +24,10 @@ scan and every kernel reading a routing map, over all kernel time — an upper b
 gather fused with the GELU or the gate scale counts whole), the planned arena (activations
 and temporaries) MoE vs dense, the PyTorch MoE's time and stepc's speedup over it, and the
 achieved GFLOP/s of the active GEMM FLOPs against the machine's measured FMA peak.
+With --gpu (or --gpu-only, which runs nothing), also the compiler's roofline prediction of
+both layers' CUDA steps in bf16 (PredictStepTime.cpp, sm_90 = H100 SXM data-sheet peaks, each
+kernel launch costed) and the same on an H200 (the memory-bound part scaled to its 4.8 TB/s):
+a prediction, not a measurement.
 """
 import argparse
 import json
@@ -123,6 +127,27 @@ def compile_model(text, path):
         sys.exit(f"stepc compile {src} failed:\n{r.stderr}")
     m = re.search(r"arena ([0-9.]+) MiB", r.stderr)
     return float(m.group(1)) if m else float("nan")
+
+
+# The H200's data-sheet HBM bandwidth against the H100 SXM's (PredictStepTime's sm_90 row): the
+# same SMs and tensor-core peaks, 4.8 against 3.35 TB/s.
+H200_BANDWIDTH_SCALE = 3.35 / 4.8
+
+
+def gpu_prediction(mlir_path):
+    """The CUDA step's roofline (PredictStepTime.cpp) for sm_90 in bf16, from `--emit=plan`, and
+    the same on an H200: its memory-bound part scaled by the bandwidths, the rest unchanged."""
+    r = subprocess.run([STEPC, "compile", mlir_path, "--target=cuda", "--gpu-arch=sm_90",
+                        "--precision=bf16", "--emit=plan"], capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(f"stepc compile --target=cuda {mlir_path} failed:\n{r.stderr}")
+    m = re.search(r"predicted @train_step on .*?: ([\d.]+) ms = ([\d.]+) ms compute-bound \+ "
+                  r"([\d.]+) ms memory-bound .*?\+ ([\d.]+) ms for (\d+) launches", r.stdout)
+    if not m:
+        sys.exit(f"no prediction in the plan of {mlir_path}")
+    h100, compute, memory, launch, launches = (float(m.group(i)) for i in range(1, 6))
+    return {"h100_ms": h100, "compute_ms": compute, "memory_ms": memory, "launch_ms": launch,
+            "launches": int(launches), "h200_ms": compute + memory * H200_BANDWIDTH_SCALE + launch}
 
 
 def run_stepc(binary, steps, warmup, threads, env):
@@ -262,10 +287,13 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--json", default=None)
     p.add_argument("--plot", default=None, help="also draw the table (plot_moe.py) to this PNG")
+    p.add_argument("--gpu", action="store_true",
+                   help="also the CUDA step's roofline prediction (bf16, H100 SXM and H200) of both layers")
+    p.add_argument("--gpu-only", action="store_true", help="only the GPU predictions: nothing is run")
     a = p.parse_args()
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
     workdir = tempfile.mkdtemp(prefix="moe_bench_")
-    probe = machine_probe(a.threads, workdir)
+    probe = None if a.gpu_only else machine_probe(a.threads, workdir)
     peak = probe["fma_gflops_t"] if probe else float("nan")
     if probe:
         print(f"machine (measured now, {probe['isa']}): FMA peak {peak:.0f} GFLOP/s on {a.threads} "
@@ -275,9 +303,12 @@ def main():
     header = (f"{'routing':>7} {'skew':>7} {'E':>3} {'k':>2} {'h':>4} | {'MoE ms':>7} {'dense ms':>8} "
               f"{'R_dense':>7} {'routing':>7} {'arena MoE/dense':>15} | {'torch ms':>8} "
               f"{'speedup':>7} | {'GFLOP/s':>7} {'of peak':>7}")
-    print(f"T = {T} tokens, D = {D}, f32, {a.threads} threads, forward + backward + AdamW; median of "
-          f"{a.rounds} rounds x {a.steps} steps")
-    print(header)
+    if a.gpu_only:
+        print(f"T = {T} tokens, D = {D}: the CUDA steps' roofline predictions only")
+    else:
+        print(f"T = {T} tokens, D = {D}, f32, {a.threads} threads, forward + backward + AdamW; "
+              f"median of {a.rounds} rounds x {a.steps} steps")
+        print(header)
     dense_cache = {}
     for routing in a.routing.split(","):
         for skew in a.skew.split(","):
@@ -287,9 +318,27 @@ def main():
                         skewed = skew == "skewed"
                         tag = f"{routing}_{skew}_E{E}_k{K}_h{H}"
                         moe_bin = os.path.join(workdir, "moe_" + tag)
-                        moe_arena = compile_model(moe_model(T, D, E, H, K, routing, skewed), moe_bin)
+                        moe_text = moe_model(T, D, E, H, K, routing, skewed)
+                        dense_bin = os.path.join(workdir, f"dense_{K * H}")
+                        if a.gpu or a.gpu_only:
+                            open(moe_bin + ".mlir", "w").write(moe_text)
+                            open(dense_bin + ".mlir", "w").write(dense_model(T, D, K * H))
+                            gm, gd = gpu_prediction(moe_bin + ".mlir"), gpu_prediction(dense_bin + ".mlir")
+                            gpu_row = {"moe": gm, "dense": gd,
+                                       "r_dense_h100": gm["h100_ms"] / gd["h100_ms"],
+                                       "r_dense_h200": gm["h200_ms"] / gd["h200_ms"]}
+                            print(f"  GPU (predicted, bf16) {routing} {skew} E={E} k={K} h={H}: H100 SXM "
+                                  f"MoE {gm['h100_ms']:.3f} / dense {gd['h100_ms']:.3f} ms = "
+                                  f"{gpu_row['r_dense_h100']:.2f}; H200 {gm['h200_ms']:.3f} / "
+                                  f"{gd['h200_ms']:.3f} ms = {gpu_row['r_dense_h200']:.2f} "
+                                  f"(launches {gm['launches']} / {gd['launches']}, memory-bound "
+                                  f"{gm['memory_ms']:.3f} / {gd['memory_ms']:.3f} ms on H100)", flush=True)
+                            if a.gpu_only:
+                                results.append({"routing": routing, "skew": skew, "E": E, "k": K,
+                                                "h": H, "gpu": gpu_row})
+                                continue
+                        moe_arena = compile_model(moe_text, moe_bin)
                         if (K * H) not in dense_cache:
-                            dense_bin = os.path.join(workdir, f"dense_{K * H}")
                             dense_cache[K * H] = (dense_bin, compile_model(dense_model(T, D, K * H), dense_bin))
                         dense_bin, dense_arena = dense_cache[K * H]
                         forms = [f for f in a.torch_forms.split(",") if f] if routing == "token" else []
@@ -313,6 +362,8 @@ def main():
                                "torch_ms": {f: med[f] for f in forms}, "torch_best_ms": torch_best,
                                "speedup_vs_torch": torch_best / med["moe"], "gflops": gflops,
                                "peak_gflops": peak}
+                        if a.gpu:
+                            row["gpu"] = gpu_row
                         results.append(row)
                         print(f"{routing:>7} {skew:>7} {E:>3} {K:>2} {H:>4} | {med['moe']:7.1f} "
                               f"{med['dense']:8.1f} {row['r_dense']:7.2f} {share:7.1%} "
