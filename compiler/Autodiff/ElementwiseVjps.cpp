@@ -152,23 +152,14 @@ LogicalResult vjpPow(step::PowOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &
   return success();
 }
 
-LogicalResult vjpDropout(step::DropoutOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &gx) {
-  // The mask is a pure function of (seed, index): applying the same dropout to the adjoint
-  // multiplies it by exactly the forward mask and scale.
+// Dropout and jitter multiply by numbers that are a pure function of (seed, step, index): the
+// same op applied to the adjoint multiplies it by exactly the forward's mask and scale, or
+// factors.
+template <typename OpT>
+LogicalResult vjpSameDraws(OpT op, GradBuilder &g, ArrayRef<Value> gy, Grads &gx) {
   llvm::SmallVector<Value> operands{gy[0]};
   if (op.getStep()) operands.push_back(op.getStep());
-  gx[0] = g.one<step::DropoutOp>(operands, {g.attr("rate", op.getRateAttr()),
-                                            g.attr("seed", op.getSeedAttr())});
-  return success();
-}
-
-LogicalResult vjpJitter(step::JitterOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &gx) {
-  // y = x * u with u a pure function of (seed, step, index): the adjoint is gy * u, which the
-  // same jitter applied to gy computes.
-  llvm::SmallVector<Value> operands{gy[0]};
-  if (op.getStep()) operands.push_back(op.getStep());
-  gx[0] = g.one<step::JitterOp>(operands, {g.attr("eps", op.getEpsAttr()),
-                                           g.attr("seed", op.getSeedAttr())});
+  gx[0] = g.one<OpT>(operands, op->getAttrs());
   return success();
 }
 
@@ -401,8 +392,8 @@ void attachElementwiseVjps(mlir::MLIRContext *ctx) {
   attachVjp<step::CosOp, vjpCos>(ctx);
   attachVjp<step::GeluOp, vjpGelu>(ctx);
   attachVjp<step::PowOp, vjpPow>(ctx);
-  attachVjp<step::DropoutOp, vjpDropout>(ctx);
-  attachVjp<step::JitterOp, vjpJitter>(ctx);
+  attachVjp<step::DropoutOp, vjpSameDraws<step::DropoutOp>>(ctx);
+  attachVjp<step::JitterOp, vjpSameDraws<step::JitterOp>>(ctx);
   attachVjp<step::CastOp, vjpCast>(ctx);
   attachVjp<step::IotaOp, vjpIota>(ctx);
   attachVjp<step::QuantizeOp, vjpQuantize>(ctx);

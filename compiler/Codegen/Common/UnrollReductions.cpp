@@ -61,11 +61,13 @@ mlir::linalg::GenericOp unroll(mlir::linalg::GenericOp op, mlir::linalg::FillOp 
   mlir::MLIRContext *context = op.getContext();
   llvm::SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   auto iterators = op.getIteratorTypesArray();
+  // Loop d is the new loop newIndex[d], or (-1) the reduction loop reductionDims[position[d]].
   llvm::SmallVector<unsigned> reductionDims;
-  llvm::SmallVector<int64_t> newIndex;
+  llvm::SmallVector<int64_t> newIndex, position;
   unsigned kept = 0;
   for (auto [d, iterator] : llvm::enumerate(iterators)) {
     bool reduction = iterator == mlir::utils::IteratorType::reduction;
+    position.push_back(reduction ? static_cast<int64_t>(reductionDims.size()) : -1);
     if (reduction) reductionDims.push_back(d);
     newIndex.push_back(reduction ? -1 : static_cast<int64_t>(kept++));
   }
@@ -85,8 +87,7 @@ mlir::linalg::GenericOp unroll(mlir::linalg::GenericOp op, mlir::linalg::FillOp 
     for (auto [d, to] : llvm::enumerate(newIndex))
       replacement.push_back(
           to >= 0 ? mlir::getAffineDimExpr(static_cast<unsigned>(to), context)
-                  : mlir::getAffineConstantExpr(
-                        point[llvm::find(reductionDims, d) - reductionDims.begin()], context));
+                  : mlir::getAffineConstantExpr(point[position[d]], context));
     return replacement;
   };
   // Operands: an input the reduction loops do not index once; any other once per point.
@@ -129,10 +130,10 @@ mlir::linalg::GenericOp unroll(mlir::linalg::GenericOp op, mlir::linalg::FillOp 
           for (mlir::Operation &inner : body.without_terminator()) {
             if (auto index = llvm::dyn_cast<mlir::linalg::IndexOp>(inner)) {
               int64_t to = newIndex[index.getDim()];
-              int64_t fixed =
-                  to >= 0 ? 0 : point[llvm::find(reductionDims, index.getDim()) - reductionDims.begin()];
-              mlir::Value v = to >= 0 ? nb.create<mlir::linalg::IndexOp>(loc, to).getResult()
-                                      : nb.create<mlir::arith::ConstantIndexOp>(loc, fixed).getResult();
+              mlir::Value v =
+                  to >= 0 ? nb.create<mlir::linalg::IndexOp>(loc, to).getResult()
+                          : nb.create<mlir::arith::ConstantIndexOp>(loc, point[position[index.getDim()]])
+                                .getResult();
               mapping.map(index.getResult(), v);
               continue;
             }
@@ -200,14 +201,12 @@ bool splittable(mlir::linalg::GenericOp producer) {
 llvm::SmallVector<mlir::linalg::GenericOp> split(mlir::linalg::GenericOp producer) {
   llvm::SmallVector<mlir::linalg::GenericOp> slices;
   auto type = llvm::cast<mlir::RankedTensorType>(producer->getResult(0).getType());
-  llvm::SmallVector<mlir::OpOperand *> uses;
-  for (mlir::OpOperand &use : producer->getResult(0).getUses()) uses.push_back(&use);
+  llvm::SmallVector<std::pair<llvm::SmallVector<int64_t>, mlir::OpOperand *>> uses;
+  for (mlir::OpOperand &use : producer->getResult(0).getUses())
+    uses.push_back({slicePoint(use), &use});
   // Slices in index order (use lists have none), so the program is the same from run to run.
-  llvm::sort(uses, [](mlir::OpOperand *a, mlir::OpOperand *b) {
-    return slicePoint(*a) < slicePoint(*b);
-  });
-  for (mlir::OpOperand *use : uses) {
-    llvm::SmallVector<int64_t> point = slicePoint(*use);
+  llvm::sort(uses, [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (auto &[point, use] : uses) {
     llvm::SmallVector<bool> drop;
     llvm::SmallVector<int64_t> at, shape;
     for (auto [d, fixed] : llvm::enumerate(point)) {

@@ -95,23 +95,36 @@ llvm::SmallVector<Value> randomOperands(step::StochasticOpInterface op) {
   return inputs;
 }
 
+// `op` as one all-parallel generic whose element is compute(b, loc, x, w0, w1), with w0 and w1
+// the Philox words 0 and 1 of the element's draw for `purpose`.
+template <typename OpT, typename Compute>
+mlir::LogicalResult lowerRandom(OpT op, mlir::PatternRewriter &rw, rt::RngPurpose purpose,
+                                Compute compute) {
+  auto type = llvm::cast<mlir::RankedTensorType>(op.getType());
+  if (!type.hasStaticShape()) return rw.notifyMatchFailure(op, "dynamic shape");
+  uint64_t seed = static_cast<uint64_t>(op.getSeed());
+  llvm::ArrayRef<int64_t> shape = type.getShape();
+  Value result = elementwise(rw, op.getLoc(), type, randomOperands(op),
+      [&](OpBuilder &b, Location loc, mlir::ValueRange args) -> Value {
+        auto [w0, w1] = draw(b, loc, seed, purpose, shape, args);
+        return compute(b, loc, args[0], w0, w1);
+      });
+  rw.replaceOp(op, result);
+  return mlir::success();
+}
+
 struct DropoutLowering : mlir::OpRewritePattern<step::DropoutOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::DropoutOp op,
                                       mlir::PatternRewriter &rw) const override {
-    auto type = llvm::cast<mlir::RankedTensorType>(op.getType());
-    if (!type.hasStaticShape()) return rw.notifyMatchFailure(op, "dynamic shape");
     double rate = op.getRate().convertToDouble();
-    uint64_t seed = static_cast<uint64_t>(op.getSeed());
     // uniform01 = bits · 2^-53 >= rate  <=>  bits >= ceil(rate · 2^53) (scaling is exact).
     double threshold = std::ceil(std::ldexp(rate, 53));
     uint64_t minBits = threshold <= 0 ? 0 : static_cast<uint64_t>(threshold);
-    mlir::Type elem = type.getElementType();
-    llvm::ArrayRef<int64_t> shape = type.getShape();
-    Value result = elementwise(rw, op.getLoc(), type, randomOperands(op),
-        [&](OpBuilder &b, Location loc, mlir::ValueRange args) -> Value {
+    mlir::Type elem = op.getType().getElementType();
+    return lowerRandom(op, rw, rt::RngPurpose::kDropout,
+        [&](OpBuilder &b, Location loc, Value x, Value w0, Value w1) -> Value {
           auto i64 = b.getI64Type();
-          auto [w0, w1] = draw(b, loc, seed, rt::RngPurpose::kDropout, shape, args);
           Value bits = b.create<ar::ShRUIOp>(
               loc,
               b.create<ar::OrIOp>(loc,
@@ -121,12 +134,10 @@ struct DropoutLowering : mlir::OpRewritePattern<step::DropoutOp> {
               i64c(b, loc, 11));
           Value keep = b.create<ar::CmpIOp>(loc, ar::CmpIPredicate::uge, bits,
                                             i64c(b, loc, minBits));
-          Value scaled = b.create<ar::MulFOp>(loc, args[0],
-                                              scalarConstant(b, loc, elem, 1.0 / (1.0 - rate)));
+          Value scaled =
+              b.create<ar::MulFOp>(loc, x, scalarConstant(b, loc, elem, 1.0 / (1.0 - rate)));
           return b.create<ar::SelectOp>(loc, keep, scaled, scalarConstant(b, loc, elem, 0.0));
         });
-    rw.replaceOp(op, result);
-    return mlir::success();
   }
 };
 
@@ -134,30 +145,23 @@ struct JitterLowering : mlir::OpRewritePattern<step::JitterOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::JitterOp op,
                                       mlir::PatternRewriter &rw) const override {
-    auto type = llvm::cast<mlir::RankedTensorType>(op.getType());
-    if (!type.hasStaticShape()) return rw.notifyMatchFailure(op, "dynamic shape");
     double eps = op.getEps().convertToDouble();
-    uint64_t seed = static_cast<uint64_t>(op.getSeed());
-    mlir::Type elem = type.getElementType();
-    llvm::ArrayRef<int64_t> shape = type.getShape();
-    Value result = elementwise(rw, op.getLoc(), type, randomOperands(op),
-        [&](OpBuilder &b, Location loc, mlir::ValueRange args) -> Value {
+    mlir::Type elem = op.getType().getElementType();
+    return lowerRandom(op, rw, rt::RngPurpose::kJitter,
+        [&](OpBuilder &b, Location loc, Value x, Value w0, Value) -> Value {
           // The factor in f32 (in f64 for f64 tensors, as the interpreter's double), u exact
           // in both; bf16/f16 values are multiplied in f32 and rounded once.
           mlir::Type ft = elem.getIntOrFloatBitWidth() > 32 ? elem : b.getF32Type();
-          Value w0 = draw(b, loc, seed, rt::RngPurpose::kJitter, shape, args).first;
           Value u = b.create<ar::MulFOp>(
               loc, b.create<ar::UIToFPOp>(loc, ft, b.create<ar::ShRUIOp>(loc, w0, i32c(b, loc, 8))),
               scalarConstant(b, loc, ft, std::ldexp(1.0, -24)));
           Value factor = b.create<ar::AddFOp>(
               loc, scalarConstant(b, loc, ft, 1.0 - eps),
               b.create<ar::MulFOp>(loc, u, scalarConstant(b, loc, ft, 2.0 * eps)));
-          Value x = elem == ft ? args[0] : b.create<ar::ExtFOp>(loc, ft, args[0]).getResult();
-          Value y = b.create<ar::MulFOp>(loc, x, factor);
+          Value wide = elem == ft ? x : b.create<ar::ExtFOp>(loc, ft, x).getResult();
+          Value y = b.create<ar::MulFOp>(loc, wide, factor);
           return elem == ft ? y : b.create<ar::TruncFOp>(loc, elem, y).getResult();
         });
-    rw.replaceOp(op, result);
-    return mlir::success();
   }
 };
 
