@@ -26,7 +26,7 @@ and temporaries) MoE vs dense, the PyTorch MoE's time and stepc's speedup over i
 achieved GFLOP/s of the active GEMM FLOPs against the machine's measured FMA peak.
 With --gpu (or --gpu-only, which runs nothing), also the compiler's roofline prediction of
 both layers' CUDA steps in bf16 (PredictStepTime.cpp, sm_90 = H100 SXM data-sheet peaks, each
-kernel launch costed) and the same on an H200 (the memory-bound part scaled to its 4.8 TB/s):
+each command costed as a node of the step's CUDA graph) and the same on an H200 (the memory-bound part scaled to its 4.8 TB/s):
 a prediction, not a measurement.
 """
 import argparse

@@ -59,15 +59,18 @@ void addPipeline(mlir::OpPassManager &pm, llvm::StringRef text) {
 // which the lowering keeps until `buffers` drops it. Each layer's update then moves into the
 // backward repeat that computes its gradient, so that no stacked gradient is materialized.
 // Convolutions wide enough are then marked for Winograd's F(m, K) (`convAlgorithm`: direct,
-// auto or winograd; see step-choose-conv-algorithm) before everything is lowered.
+// auto or winograd; see step-choose-conv-algorithm) before everything is lowered. A GPU
+// target's routing is lowered to parallel kernels (`parallelRouting`): a loop over the choices,
+// the CPU's fastest form, would run in one GPU thread.
 void buildLinalg(mlir::OpPassManager &pm, llvm::StringRef convAlgorithm, int64_t winogradTile,
-                 bool perturbWinograd = false) {
+                 bool perturbWinograd = false, bool parallelRouting = false) {
   addPipeline(pm, ("step-build-eval-loss,step-build-sample-logits,step-build-sample-step,"
                    "step-describe-program,step-sink-layer-updates,"
                    "step-choose-conv-algorithm{algorithm=" + convAlgorithm +
                    " tile=" + llvm::Twine(winogradTile) +
                    (perturbWinograd ? " test-only-perturb" : "") + "},"
-                   "step-lower-to-linalg,canonicalize,cse").str());
+                   "step-lower-to-linalg{parallel-routing=" +
+                   (parallelRouting ? "true" : "false") + "},canonicalize,cse").str());
 }
 
 // Elementwise producers fuse into their consumers (elementwise ops or reductions) when they
@@ -214,6 +217,10 @@ struct LinalgOptions : mlir::PassPipelineOptions<LinalgOptions> {
   Option<int64_t> winogradTile{*this, "winograd-tile",
                                llvm::cl::desc("outputs per Winograd tile, m of F(m, K)"),
                                llvm::cl::init(4)};
+  Option<bool> parallelRouting{
+      *this, "parallel-routing",
+      llvm::cl::desc("route_tokens as parallel kernels (a GPU target's) instead of a loop"),
+      llvm::cl::init(false)};
 };
 
 struct BuffersOptions : mlir::PassPipelineOptions<BuffersOptions> {
@@ -248,7 +255,8 @@ void stageForArch(mlir::OpPassManager &pm, const StageOptions &options) {
 // rate is not measured against it yet), whatever --conv-algorithm says (validate() refuses).
 void stageLinalg(mlir::OpPassManager &pm, const StageOptions &options) {
   buildLinalg(pm, options.target == Target::CPU ? options.convAlgorithm : "direct",
-              options.winogradTile, options.testOnlyPerturbWinograd);
+              options.winogradTile, options.testOnlyPerturbWinograd,
+              /*parallelRouting=*/options.target != Target::CPU);
 }
 void stageBuffers(mlir::OpPassManager &pm, const StageOptions &options) {
   buildBuffers(pm, options.target == Target::CPU ? "" : options.gpuArch, options.debugNan,
@@ -415,7 +423,8 @@ void registerCodegenPipelines() {
     mlir::PassPipelineRegistration<LinalgOptions>(
         "stepc-linalg", "stage `linalg`: @eval_loss, step.program, step ops to linalg",
         [](mlir::OpPassManager &pm, const LinalgOptions &o) {
-          buildLinalg(pm, o.convAlgorithm, o.winogradTile);
+          buildLinalg(pm, o.convAlgorithm, o.winogradTile, /*perturbWinograd=*/false,
+                      o.parallelRouting);
         });
     mlir::PassPipelineRegistration<>("stepc-kernels", "stage `kernels`: elementwise fusion",
                                      buildKernels);

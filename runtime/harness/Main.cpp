@@ -194,7 +194,7 @@ std::string infoText(const StepProgram &program) {
     char line[256];
     std::snprintf(line, sizeof line,
                   "predicted CUDA step %.3f ms on %s (roofline at data-sheet peaks; %.3f ms of "
-                  "it for %lld launches outside a CUDA graph)\n",
+                  "it for %lld launches, each a node of the step's CUDA graph)\n",
                   info.predictedStepSeconds * 1e3, info.predictionDevice.c_str(),
                   info.predictedLaunchSeconds * 1e3,
                   static_cast<long long>(info.predictedLaunches));

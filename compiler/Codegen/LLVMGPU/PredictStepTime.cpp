@@ -12,11 +12,15 @@
 //           (f32: the CUDA cores, since the GEMMs compute in FP32; bf16: the tensor cores);
 //   copy    bytes read and written.
 //
-// Each takes max(FLOPs / peak, bytes / HBM bandwidth) at the data-sheet peaks of --gpu-arch,
-// plus a launch cost (kLaunchSeconds) per command: the step is launched command by command,
-// not as a CUDA graph. Commands inside loops count once per iteration. The estimate is a
-// bound, optimistic in the way rooflines are (peak rates, no tail effects); the GPU tests
-// print it beside the measured step.
+// Each takes max(FLOPs / peak, bytes / HBM bandwidth) at the data-sheet peaks of --gpu-arch
+// (or, for a kernel that runs in one thread for want of a parallel loop, its loops'
+// iterations one after another, if that is longer), plus a cost per command
+// (kGraphNodeSeconds) for starting it as a node of the step's CUDA graph: the runtime
+// captures the step as one graph on its first call and replays it (runtime/hal/cuda/
+// CudaStep.cpp), so the host's per-launch cost is paid once, and what each command still
+// costs is the device's gap between dependent nodes. Commands inside loops count once per
+// iteration. The estimate is a bound, optimistic in the way rooflines are (peak rates, no
+// tail effects); the GPU tests print it beside the measured step.
 //
 // Each command gets `step.estimate = {bytes, flops, blocks, seconds}` (the `plan` view prints
 // it), the module `step.prediction`, and the step.program description the predicted step
@@ -49,9 +53,13 @@ namespace stepc::codegen {
 
 namespace {
 
-// The host-side cost of one launch (cudaLaunchKernel or a cuBLASLt call) outside a CUDA graph,
-// which a step of hundreds of small kernels pays in full.
-constexpr double kLaunchSeconds = 3e-6;
+// What one command of the replayed CUDA graph costs beyond its own work: the gap between the
+// end of a kernel node and the start of the next, dependent one. 1 us is an assumed order of
+// magnitude for current GPUs and drivers (a direct stream launch costs the host 3-5 us, which
+// the graph's replay does not pay per kernel); tests/gpu prints the measured step beside this
+// prediction, and that measurement is what to set it from. A step whose capture fails runs
+// its commands directly (CudaStep.cpp says so on stderr) and pays more than predicted.
+constexpr double kGraphNodeSeconds = 1e-6;
 
 // The static memref type of an operand, or null. The GEMM interface takes dynamically shaped
 // casts of static views: the static one is the cast's source.
@@ -87,15 +95,22 @@ bool isFloatOp(mlir::Operation &op) {
 
 struct Estimate {
   double bytes = 0, flops = 0, blocks = 1, seconds = 0;
+  double serial = 0;  // a one-thread kernel's chain of loop iterations (serialSeconds)
   bool computeBound = false;
 };
 
-// max(compute, memory) time at the peaks, and which bound it is.
+// max(compute, memory, serial) time at the peaks, and whether compute is the bound.
 void bound(Estimate &e, double peakFlops, const GpuTarget &gpu) {
   double compute = e.flops / peakFlops, memory = e.bytes / gpu.hbmBytesPerSecond;
-  e.computeBound = compute > memory;
-  e.seconds = std::max(compute, memory);
+  e.computeBound = compute > std::max(memory, e.serial);
+  e.seconds = std::max({compute, memory, e.serial});
 }
+
+// One iteration of a loop that loads, in a kernel KernelsToGpu runs in thread 0 (no parallel
+// loop: the scalar scans of route_experts): in order, one thread, each iteration waiting for
+// its loads, about an L1 hit (~35 cycles at ~1.7 GHz) plus its arithmetic. A thread's chain
+// of dependent steps, not a bandwidth, so the roofline's bytes say nothing about it.
+constexpr double kSerialIterationSeconds = 40e-9;
 
 struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
   using PredictStepTimeBase::PredictStepTimeBase;
@@ -113,7 +128,7 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
       module.emitError("--step-predict-step-time expects @train_step at the `buffers` stage");
       return signalPassFailure();
     }
-    double total = 0, compute = 0, memory = 0, launches = 0, gemmSeconds = 0;
+    double total = 0, compute = 0, memory = 0, launches = 0, gemmSeconds = 0, serialSeconds = 0;
     double bytes = 0, flops = 0;
     walkPlan(train.getBody().front(), 1, [&](mlir::Operation *op, double times) {
       Estimate e;
@@ -135,7 +150,7 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
         return;
       }
       double busy = e.seconds;
-      e.seconds += kLaunchSeconds;
+      e.seconds += kGraphNodeSeconds;
       mlir::Builder b(op->getContext());
       op->setAttr("step.estimate",
                   b.getDictionaryAttr({b.getNamedAttr("bytes", b.getF64FloatAttr(e.bytes)),
@@ -148,6 +163,7 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
       bytes += times * e.bytes;
       flops += times * e.flops;
       if (gemm) gemmSeconds += times * busy;
+      if (e.serial > 0 && e.serial >= busy) serialSeconds += times * busy;
       (e.computeBound ? compute : memory) += times * busy;
     });
     // An offloading plan: its transfers over the host link beside the kernels.
@@ -166,10 +182,11 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
         b.getDictionaryAttr({b.getNamedAttr("device", b.getStringAttr(device)),
                              b.getNamedAttr("seconds", b.getF64FloatAttr(total)),
                              b.getNamedAttr("gemm_seconds", b.getF64FloatAttr(gemmSeconds)),
+                             b.getNamedAttr("serial_seconds", b.getF64FloatAttr(serialSeconds)),
                              b.getNamedAttr("compute_bound_seconds", b.getF64FloatAttr(compute)),
                              b.getNamedAttr("memory_bound_seconds", b.getF64FloatAttr(memory)),
                              b.getNamedAttr("launch_seconds",
-                                            b.getF64FloatAttr(launches * kLaunchSeconds)),
+                                            b.getF64FloatAttr(launches * kGraphNodeSeconds)),
                              b.getNamedAttr("launches", b.getI64IntegerAttr(
                                                             static_cast<int64_t>(launches))),
                              b.getNamedAttr("bytes", b.getF64FloatAttr(bytes)),
@@ -187,7 +204,7 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
         return signalPassFailure();
       }
       d.info.predictedStepSeconds = total;
-      d.info.predictedLaunchSeconds = launches * kLaunchSeconds;
+      d.info.predictedLaunchSeconds = launches * kGraphNodeSeconds;
       d.info.predictedLaunches = static_cast<int64_t>(launches);
       d.info.predictionDevice = device;
       if (offloads) {
@@ -321,6 +338,7 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
     Estimate e;
     for (mlir::Value v : call.getOperands()) e.bytes += bytesOf(v);
     double tiles = 1, iterations = 0;
+    bool parallel = false;
     if (kernel && !kernel.isExternal()) {
       kernel.walk([&](mlir::scf::ForallOp forall) {
         double n = 1;
@@ -339,7 +357,23 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
         double count = tiled ? n * tiles : n;
         iterations = std::max(iterations, count);
         e.flops += count * perIteration;
+        parallel = true;
       });
+      // Neither tiles nor linalg ops: thread 0 runs it (KernelsToGpu.cpp), every iteration of
+      // every loop that loads one after another.
+      if (tiles == 1 && !parallel) {
+        kernel.walk([&](mlir::scf::ForOp loop) {
+          bool loads = llvm::any_of(loop.getBody()->getOperations(), [](mlir::Operation &op) {
+            return llvm::isa<mlir::memref::LoadOp>(op);
+          });
+          if (!loads) return;
+          double trips = 1;
+          for (mlir::Operation *at = loop; at; at = at->getParentOfType<mlir::scf::ForOp>())
+            if (auto l = llvm::dyn_cast<mlir::scf::ForOp>(at))
+              trips *= static_cast<double>(tripCount(l).value_or(1));
+          e.serial += trips * kSerialIterationSeconds;
+        });
+      }
     }
     e.blocks = tiles > 1 ? tiles
                          : std::clamp(std::ceil(iterations / kGpuBlockThreads), 1.0,

@@ -39,6 +39,7 @@ struct CustomGradForward : mlir::OpRewritePattern<step::CustomGradOp> {
 };
 
 struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
+  using LowerToLinalgBase::LowerToLinalgBase;
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
     populateElementwisePatterns(patterns);
@@ -50,7 +51,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgBase<LowerToLinalgPass> {
     populateSoftmaxPatterns(patterns);
     populateNormPatterns(patterns);
     populateScanPatterns(patterns);
-    populateRoutingPatterns(patterns);
+    populateRoutingPatterns(patterns, parallelRouting);
     populateCollectivePatterns(patterns);
     populateConvolutionPatterns(patterns);
     populateWinogradPatterns(patterns);
