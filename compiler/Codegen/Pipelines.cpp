@@ -219,7 +219,7 @@ struct LinalgOptions : mlir::PassPipelineOptions<LinalgOptions> {
                                llvm::cl::init(4)};
   Option<bool> parallelRouting{
       *this, "parallel-routing",
-      llvm::cl::desc("route_tokens as parallel kernels (a GPU target's) instead of a loop"),
+      llvm::cl::desc("routing as parallel kernels (a GPU target's) instead of loops"),
       llvm::cl::init(false)};
 };
 

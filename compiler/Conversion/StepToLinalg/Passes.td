@@ -42,10 +42,11 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
     - layer_norm, rms_norm over the last dimension (f32, f64; biased variance, as in the
       interpreter).
     - routing: top_k as a parallel generic over [rows, k] (each element sorts its row's
-      best k in registers); route_tokens as a loop over the choices in priority order, or
-      with `parallel-routing` as a cumsum of each expert's choices, a generic for the slots
-      and one binary-searching that count for the choices; route_experts as loops (a
-      bisection over the scores' integer keys per expert); gather_rows as a gather.
+      best k in registers); route_tokens as a loop over the choices in priority order and
+      route_experts as loops (a bisection over the scores' integer keys per expert), or with
+      `parallel-routing` (a GPU target's) as kernels without a chain of dependent steps
+      (ParallelRoutingPatterns.cpp: cumsums, 256-way counts, binary searches); gather_rows
+      as a gather.
     - scans and scatters as `scf.for` loops on tensors: cumsum (any axis, forward or reverse,
       float or integer; the loop carries the running sum, a slice with the axis of size 1, and
       the result, built with `tensor.extract_slice` / `tensor.insert_slice`), embedding_grad
@@ -106,9 +107,8 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
   ];
   let options = [
     Option<"parallelRouting", "parallel-routing", "bool", /*default=*/"false",
-           "route_tokens as a cumsum of each expert's choices and parallel generics (a GPU "
-           "target's), not a loop over the choices (the CPU's: a GPU would run it in one "
-           "thread)">,
+           "route_tokens and route_experts as parallel kernels (a GPU target's), not loops "
+           "over the choices or tokens (the CPU's: a GPU would run them in one thread)">,
   ];
 }
 

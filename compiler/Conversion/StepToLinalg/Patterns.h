@@ -30,10 +30,13 @@ inline constexpr llvm::StringLiteral kWinogradPerturbAttr = "step.winograd_pertu
 /// conv1d and its gradients marked with kWinogradTileAttr: F(m, K) transforms around α GEMMs
 /// (WinogradPatterns.cpp); preferred over populateConvolutionPatterns' lowerings.
 void populateWinogradPatterns(mlir::RewritePatternSet &patterns);
-/// gather_rows and top_k (linalg.generic); route_tokens (scf.for on tensors, or with
-/// `parallelRouting` a cumsum and generics: no chain of dependent steps, which a GPU would run
-/// in one thread); route_experts (scf.for on tensors).
+/// gather_rows and top_k (linalg.generic); route_tokens and route_experts as loops over the
+/// choices or tokens (scf.for on tensors), or with `parallelRouting` in parallel kernels
+/// (populateParallelRoutingPatterns): a GPU runs such a loop in one thread.
 void populateRoutingPatterns(mlir::RewritePatternSet &patterns, bool parallelRouting);
+/// route_tokens and route_experts without a chain of dependent steps: cumsums, searches and
+/// generics (ParallelRoutingPatterns.cpp), the same numbers as the loops.
+void populateParallelRoutingPatterns(mlir::RewritePatternSet &patterns);
 /// cumsum, embedding_grad (scf.for loops on tensors).
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
 /// Lowers every step.repeat inside a func.func under `root` to an scf.for over a clone of its

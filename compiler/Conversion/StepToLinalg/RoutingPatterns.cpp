@@ -5,19 +5,18 @@
 //   rows (the cast to the GEMM's type, the gate scale): the permute is never a pass of its own.
 // - top_k: a parallel linalg.generic over [rows, k], each element sorting its row's best k by
 //   insertion in registers (TopKLowering).
-// - route_tokens: on the CPU a scalar loop over the choices (below); for a GPU
-//   (parallel-routing) a count of each expert's earlier choices (a cumsum) and parallel
-//   generics around it, since a scan of another form runs in one GPU thread.
-// - route_tokens (CPU), route_experts: scalar loops on tensors (scf.for carrying the results,
-//   tensor.extract / tensor.insert), marked `step.scan` so that each is outlined as one
-//   kernel. They touch T · k or T · E · 33 scalars, against the experts' T · k · D · H
-//   multiply-adds, and their steps depend on each other (an expert's load, the tokens
-//   already taken). route_experts has no parallel form yet: on a GPU it runs in one thread.
+// - route_tokens, route_experts (the CPU's forms): scalar loops on tensors (scf.for carrying
+//   the results, tensor.extract / tensor.insert), marked `step.scan` so that each is outlined
+//   as one kernel. They touch T · k or T · E · 33 scalars, against the experts' T · k · D · H
+//   multiply-adds, and their steps depend on each other (an expert's load, the tokens already
+//   taken). A GPU target lowers both with ParallelRoutingPatterns.cpp instead: KernelsToGpu
+//   runs a loop like these in one thread.
 //   Every choice is made with selects, not branches, so a kernel is one straight loop nest.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/StepToLinalg/LoweringUtils.h"
 #include "compiler/Conversion/StepToLinalg/Patterns.h"
+#include "compiler/Conversion/StepToLinalg/RoutingScalars.h"
 #include "dialects/step/IR/StepDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -27,34 +26,6 @@ namespace {
 using mlir::Value;
 using mlir::ValueRange;
 namespace ar = mlir::arith;
-
-// A small builder for the loops' scalar code.
-struct Scalars {
-  mlir::OpBuilder &b;
-  mlir::Location l;
-  Value i32(int64_t v) { return b.create<ar::ConstantIntOp>(l, v, 32); }
-  Value i64(int64_t v) { return b.create<ar::ConstantIntOp>(l, v, 64); }
-  Value toI32(Value indexValue) {
-    return b.create<ar::IndexCastOp>(l, b.getI32Type(), indexValue);
-  }
-  Value toIndex(Value v) { return b.create<ar::IndexCastOp>(l, b.getIndexType(), v); }
-  Value cmp(ar::CmpIPredicate p, Value x, Value y) { return b.create<ar::CmpIOp>(l, p, x, y); }
-  Value select(Value c, Value x, Value y) { return b.create<ar::SelectOp>(l, c, x, y); }
-  Value both(Value x, Value y) { return b.create<ar::AndIOp>(l, x, y); }
-  Value either(Value x, Value y) { return b.create<ar::OrIOp>(l, x, y); }
-  Value add(Value x, Value y) { return b.create<ar::AddIOp>(l, x, y); }
-  Value mul(Value x, Value y) { return b.create<ar::MulIOp>(l, x, y); }
-  Value minI(Value x, Value y) { return b.create<ar::MinSIOp>(l, x, y); }
-  Value widen(Value flag) { return b.create<ar::ExtUIOp>(l, b.getI32Type(), flag); }
-  Value get(Value t, ValueRange at) { return b.create<mlir::tensor::ExtractOp>(l, t, at); }
-  Value put(Value v, Value t, ValueRange at) {
-    return b.create<mlir::tensor::InsertOp>(l, v, t, at);
-  }
-  // t[at] = cond ? v : t[at].
-  Value putIf(Value cond, Value v, Value t, ValueRange at) {
-    return put(select(cond, v, get(t, at)), t, at);
-  }
-};
 
 using Body = llvm::function_ref<llvm::SmallVector<Value>(mlir::OpBuilder &, mlir::Location,
                                                          Value, ValueRange)>;
@@ -168,120 +139,9 @@ struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
   }
 };
 
-// The GPU's form (lower-to-linalg's parallel-routing). The priority order is choice rank j
-// outer, tokens inner: choice (t, j) is number q = j·T + t,
-// and it takes slot c of its expert e when c, the number of earlier choices of e, is below the
-// capacity. All of it in parallel, with no loop from one choice to the next:
-//   1. mine[e, q] = (choice q names e), i32, written [E, k, T] from experts [T, k];
-//   2. seen = cumsum of mine along q (a scan kernel; a GPU block scan);
-//   3. slots[t, j] = e·C + seen[e, q] − 1 if e is an expert and that is below C, else −1;
-//   4. choices[e, c] = the first q with seen[e, q] ≥ c + 1 (a binary search of the row, which
-//      never decreases), as the flat choice t·k + j; −1 past the expert's last choice.
-// The same numbers as running through the choices in order with one load counter per expert
-// (the interpreter's definition, RouteTokensScanLowering), which is a chain of T·k dependent
-// steps: on a GPU, thread 0 (KernelsToGpu.cpp), about 0.3 ms at T = 4096, k = 2.
-struct RouteTokensParallelLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
-  using OpRewritePattern::OpRewritePattern;
-  mlir::LogicalResult matchAndRewrite(step::RouteTokensOp op,
-                                      mlir::PatternRewriter &rw) const override {
-    mlir::Location loc = op.getLoc();
-    auto choicesType = typeOf(op.getChoices()), slotsType = typeOf(op.getSlots());
-    int64_t experts = choicesType.getDimSize(0), capacity = choicesType.getDimSize(1);
-    int64_t tokens = slotsType.getDimSize(0), k = slotsType.getDimSize(1);
-    int64_t count = tokens * k;
-    mlir::Type i32 = rw.getI32Type();
-    mlir::MLIRContext *ctx = rw.getContext();
-    auto parallel = [](int64_t n) {
-      return llvm::SmallVector<mlir::utils::IteratorType>(n, mlir::utils::IteratorType::parallel);
-    };
-    auto d = [&](unsigned i) { return rw.getAffineDimExpr(i); };
-    // 1. mine [E, k, T] (e, j, t): experts[t, j] == e.
-    auto mineType = mlir::RankedTensorType::get({experts, k, tokens}, i32);
-    Value mine = rw.create<mlir::linalg::GenericOp>(
-                       loc, mlir::TypeRange{mineType}, ValueRange{op.getExperts()},
-                       ValueRange{emptyTensor(rw, loc, mineType)},
-                       llvm::SmallVector<mlir::AffineMap>{
-                           mlir::AffineMap::get(3, 0, {d(2), d(1)}, ctx),
-                           rw.getMultiDimIdentityMap(3)},
-                       parallel(3),
-                       [&](mlir::OpBuilder &b, mlir::Location l, ValueRange args) {
-                         Scalars s{b, l};
-                         Value e = s.toI32(b.create<mlir::linalg::IndexOp>(l, 0));
-                         Value hit = s.widen(s.cmp(ar::CmpIPredicate::eq, args[0], e));
-                         b.create<mlir::linalg::YieldOp>(l, hit);
-                       })
-                      .getResult(0);
-    // 2. seen [E, k·T].
-    auto seenType = mlir::RankedTensorType::get({experts, count}, i32);
-    Value seen = rw.create<step::CumsumOp>(loc, seenType, reshapeTo(rw, loc, mine, seenType),
-                                           rw.getI64IntegerAttr(1), mlir::UnitAttr());
-    // 3. slots [T, k].
-    Value slots = rw.create<mlir::linalg::GenericOp>(
-                        loc, mlir::TypeRange{slotsType}, ValueRange{op.getExperts()},
-                        ValueRange{emptyTensor(rw, loc, slotsType)},
-                        llvm::SmallVector<mlir::AffineMap>(2, rw.getMultiDimIdentityMap(2)),
-                        parallel(2),
-                        [&](mlir::OpBuilder &b, mlir::Location l, ValueRange args) {
-                          Scalars s{b, l};
-                          Value e = args[0];
-                          Value valid = s.both(s.cmp(ar::CmpIPredicate::sge, e, s.i32(0)),
-                                               s.cmp(ar::CmpIPredicate::slt, e, s.i32(experts)));
-                          Value ec = clampedIndex(b, l, e, experts);
-                          Value t = b.create<mlir::linalg::IndexOp>(l, 0);
-                          Value j = b.create<mlir::linalg::IndexOp>(l, 1);
-                          Value q = b.create<ar::AddIOp>(
-                              l, b.create<ar::MulIOp>(l, j, b.create<ar::ConstantIndexOp>(l, tokens)),
-                              t);
-                          Value c = b.create<ar::SubIOp>(l, s.get(seen, {ec, q}), s.i32(1));
-                          Value take = s.both(valid, s.cmp(ar::CmpIPredicate::slt, c, s.i32(capacity)));
-                          Value slot = s.add(s.mul(s.toI32(ec), s.i32(capacity)), c);
-                          b.create<mlir::linalg::YieldOp>(l, s.select(take, slot, s.i32(-1)));
-                        })
-                       .getResult(0);
-    // 4. choices [E, C]: the search keeps [lo, hi) around the answer, a position in [0, k·T].
-    int64_t steps = 0;
-    while ((int64_t{1} << steps) < count + 1) ++steps;
-    Value choices = rw.create<mlir::linalg::GenericOp>(
-        loc, mlir::TypeRange{choicesType}, ValueRange{}, ValueRange{emptyTensor(rw, loc, choicesType)},
-        llvm::SmallVector<mlir::AffineMap>{rw.getMultiDimIdentityMap(2)}, parallel(2),
-        [&](mlir::OpBuilder &b, mlir::Location l, ValueRange) {
-          Scalars s{b, l};
-          Value e = b.create<mlir::linalg::IndexOp>(l, 0);
-          Value wanted = s.add(s.toI32(b.create<mlir::linalg::IndexOp>(l, 1)), s.i32(1));
-          auto index = [&](mlir::OpBuilder &bb, int64_t v) -> Value {
-            return bb.create<ar::ConstantIndexOp>(l, v);
-          };
-          auto search = b.create<mlir::scf::ForOp>(
-              l, index(b, 0), index(b, steps), index(b, 1), ValueRange{index(b, 0), index(b, count)},
-              [&](mlir::OpBuilder &b2, mlir::Location l2, Value, ValueRange range) {
-                Scalars h{b2, l2};
-                Value lo = range[0], hi = range[1];
-                Value mid = b2.create<ar::DivUIOp>(l2, b2.create<ar::AddIOp>(l2, lo, hi), index(b2, 2));
-                Value probe = b2.create<ar::MinSIOp>(l2, mid, index(b2, count - 1));
-                Value atLeast = h.cmp(ar::CmpIPredicate::sge, h.get(seen, {e, probe}), wanted);
-                Value open = h.cmp(ar::CmpIPredicate::ult, lo, hi);
-                Value nextHi = h.select(h.both(open, atLeast), mid, hi);
-                Value nextLo = h.select(h.both(open, b2.create<ar::XOrIOp>(
-                                                         l2, atLeast,
-                                                         b2.create<ar::ConstantIntOp>(l2, 1, 1))),
-                                        b2.create<ar::AddIOp>(l2, mid, index(b2, 1)), lo);
-                b2.create<mlir::scf::YieldOp>(l2, ValueRange{nextLo, nextHi});
-              });
-          Value q = search.getResult(0);
-          Value found = s.cmp(ar::CmpIPredicate::ult, q, index(b, count));
-          Value j = s.toI32(b.create<ar::DivUIOp>(l, q, index(b, tokens)));
-          Value t = s.toI32(b.create<ar::RemUIOp>(l, q, index(b, tokens)));
-          Value choice = s.add(s.mul(t, s.i32(k)), j);
-          b.create<mlir::linalg::YieldOp>(l, s.select(found, choice, s.i32(-1)));
-        }).getResult(0);
-    rw.replaceOp(op, {choices, slots});
-    return mlir::success();
-  }
-};
-
-// The CPU's form: the choices in priority order (rank j outer, tokens inner), one load
-// counter per expert, a chain of T·k dependent steps in one scan kernel (12 µs for T = 4096,
-// k = 2 on one core, against 0.3 ms for the parallel form's count and searches).
+// The choices in priority order (rank j outer, tokens inner), one load counter per expert: a
+// chain of T·k dependent steps in one scan kernel, 12 µs for T = 4096, k = 2 on one core
+// (the parallel form's count and searches took 0.3 ms there).
 struct RouteTokensScanLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::RouteTokensOp op,
@@ -324,7 +184,7 @@ struct RouteTokensScanLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
 // Each expert in turn: the C-th largest key among the eligible tokens by 32 halvings of the
 // i32 key range (a count per halving), then one pass taking every eligible token above it and,
 // in token order, as many equal to it as the capacity leaves.
-struct RouteExpertsLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
+struct RouteExpertsScanLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::RouteExpertsOp op,
                                       mlir::PatternRewriter &rw) const override {
@@ -344,12 +204,7 @@ struct RouteExpertsLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
                                                                             ValueRange st) {
       // The score's order-preserving key: a float's bits, the negative ones' magnitude bits
       // flipped, compare as signed integers in the floats' order.
-      auto keyOf = [&](Scalars &s, Value t) {
-        Value bits = s.b.create<ar::BitcastOp>(s.l, s.b.getI32Type(), s.get(scores, {t, e}));
-        Value flipped = s.b.create<ar::XOrIOp>(s.l, bits, s.i32(0x7fffffff));
-        Value key = s.select(s.cmp(ar::CmpIPredicate::slt, bits, s.i32(0)), flipped, bits);
-        return s.b.create<ar::ExtSIOp>(s.l, s.b.getI64Type(), key).getResult();
-      };
+      auto keyOf = [&](Scalars &s, Value t) { return s.key(s.get(scores, {t, e})); };
       // Reads the carried counts (never an older version of them: that would make
       // bufferization copy the tensor).
       auto eligibleAt = [&](Scalars &s, Value counts, Value t, Value &count) {
@@ -414,11 +269,11 @@ struct RouteExpertsLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
 }  // namespace
 
 void populateRoutingPatterns(mlir::RewritePatternSet &patterns, bool parallelRouting) {
-  patterns.add<GatherRowsLowering, TopKLowering, RouteExpertsLowering>(patterns.getContext());
+  patterns.add<GatherRowsLowering, TopKLowering>(patterns.getContext());
   if (parallelRouting)
-    patterns.add<RouteTokensParallelLowering>(patterns.getContext());
+    populateParallelRoutingPatterns(patterns);
   else
-    patterns.add<RouteTokensScanLowering>(patterns.getContext());
+    patterns.add<RouteTokensScanLowering, RouteExpertsScanLowering>(patterns.getContext());
 }
 
 }  // namespace stepc::lowering

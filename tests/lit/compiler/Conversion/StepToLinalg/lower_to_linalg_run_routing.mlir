@@ -1,22 +1,26 @@
-// Numeric tests of --step-lower-to-linalg for the routing ops: top_k (ties: the lower index
-// first, also between entries that move down; NaN above every number) and route_tokens in
-// both forms (priority order: every first choice in token order, then every second; a full
-// expert drops the choice; an expert id outside [0, E) is no choice). Lowered, taken to LLVM and run by
-// mlir-cpu-runner; the expected numbers follow the ops' definitions (the interpreter's, whose
-// unit tests are tests/unit/interpreter_routing_test.cpp) worked by hand below.
+// Numeric tests of --step-lower-to-linalg for the routing ops in both forms, the CPU's loops
+// and a GPU target's parallel kernels (parallel-routing): top_k (ties: the lower index first,
+// also between entries that move down; NaN above every number), route_tokens (priority order:
+// every first choice in token order, then every second; a full expert drops the choice; an
+// expert id outside [0, E) is no choice) and route_experts (experts in turn, each taking its C
+// best tokens among those with fewer than k experts; ties to the lower token; slots in token
+// order). Lowered, taken to LLVM and run by mlir-cpu-runner; the expected numbers follow the
+// ops' definitions (the interpreter's, tests/unit/interpreter_routing_test.cpp), worked by
+// hand below.
 //
 // RUN: %stepc-opt %s --step-lower-to-linalg | %linalg-to-llvm | %run-cpu | FileCheck %s
 // RUN: %stepc-opt %s --step-lower-to-linalg=parallel-routing=true | %linalg-to-llvm | %run-cpu | FileCheck %s
 // RUN: %stepc-opt %s --step-lower-to-linalg | FileCheck %s --check-prefix=SERIAL
 // RUN: %stepc-opt %s --step-lower-to-linalg=parallel-routing=true | FileCheck %s --check-prefix=PARALLEL
-// Rows in parallel: top_k leaves no scan loop. route_tokens is the CPU's loop over the choices
-// (its two loops marked), or with parallel-routing (a GPU target's) a cumsum and generics.
+// top_k leaves no scan loop (rows in parallel). The CPU's route_tokens is 2 marked loops, each
+// route_experts 4 (experts, bisection, count, take); the parallel forms' only scans are one
+// cumsum each (route_experts' loop over the experts is the host's, unmarked).
 // SERIAL-NOT: {{step\.[a-z_]+ }}
-// SERIAL-COUNT-2: step.scan
-// SERIAL-NOT: step.scan
+// SERIAL-COUNT-10: step.scan
+// SERIAL-NOT: {{step\.[a-z_]+ }}
 // PARALLEL-NOT: {{step\.[a-z_]+ }}
-// PARALLEL-COUNT-1: step.scan
-// PARALLEL-NOT: step.scan
+// PARALLEL-COUNT-3: step.scan
+// PARALLEL-NOT: {{step\.[a-z_]+ }}
 
 func.func private @printMemrefF32(tensor<*xf32>)
 
@@ -74,5 +78,61 @@ func.func @main() {
   // CHECK-NEXT: [2, 5]
   // CHECK-NEXT: [3, -1]
   // CHECK-NEXT: [-1, 9]
+  // route_experts, T = 6, E = 3, k = 1, C = 2. Expert 0: 0.9 at tokens 0, 1, 3, a tie for two
+  // places: tokens 0 and 1 (token order). Expert 1, among tokens 2-5: 0.8 at 2 and 4. Expert 2,
+  // among 3 and 5: both (0.9 above the threshold 0.6, then 0.6 itself), in token order.
+  %sc = arith.constant dense<[[0.9, 0.1, 0.5], [0.9, 0.8, 0.2], [0.3, 0.8, 0.7], [0.9, 0.2, 0.9], [-0.5, 0.8, 0.1], [0.2, 0.3, 0.6]]> : tensor<6x3xf32>
+  %xc, %xs, %xe = step.route_experts %sc {k = 1, capacity_factor = 1.0} : tensor<6x3xf32>
+  %xcf = step.cast %xc {to = f32} : tensor<3x2xi32>
+  %xcu = tensor.cast %xcf : tensor<3x2xf32> to tensor<*xf32>
+  call @printMemrefF32(%xcu) : (tensor<*xf32>) -> ()
+  // CHECK: [0, 1]
+  // CHECK-NEXT: [2, 4]
+  // CHECK-NEXT: [3, 5]
+  %xsf = step.cast %xs {to = f32} : tensor<6x1xi32>
+  %xsu = tensor.cast %xsf : tensor<6x1xf32> to tensor<*xf32>
+  call @printMemrefF32(%xsu) : (tensor<*xf32>) -> ()
+  // CHECK: [0]
+  // CHECK-NEXT: [1]
+  // CHECK-NEXT: [2]
+  // CHECK-NEXT: [4]
+  // CHECK-NEXT: [3]
+  // CHECK-NEXT: [5]
+  %xef = step.cast %xe {to = f32} : tensor<6x1xi32>
+  %xeu = tensor.cast %xef : tensor<6x1xf32> to tensor<*xf32>
+  call @printMemrefF32(%xeu) : (tensor<*xf32>) -> ()
+  // CHECK: [0]
+  // CHECK-NEXT: [0]
+  // CHECK-NEXT: [1]
+  // CHECK-NEXT: [2]
+  // CHECK-NEXT: [1]
+  // CHECK-NEXT: [2]
+
+  // route_experts, T = 5, E = 2, k = 2, C = ceil(0.6 * 5 * 2 / 2) = 3. Expert 0: 5.0 (4),
+  // 0.0 (2), -1.0 (0): tokens 0, 2, 4 in slots 0-2. Expert 1: 2.0 (0), 1.0 (3), then -0.5 at
+  // tokens 1, 2 and 4, one place left: token 1. Token 0's second expert is choice j = 1.
+  %sd = arith.constant dense<[[-1.0, 2.0], [-3.0, -0.5], [0.0, -0.5], [-2.0, 1.0], [5.0, -0.5]]> : tensor<5x2xf32>
+  %yc, %ys, %ye = step.route_experts %sd {k = 2, capacity_factor = 0.6} : tensor<5x2xf32>
+  %ycf = step.cast %yc {to = f32} : tensor<2x3xi32>
+  %ycu = tensor.cast %ycf : tensor<2x3xf32> to tensor<*xf32>
+  call @printMemrefF32(%ycu) : (tensor<*xf32>) -> ()
+  // CHECK: [0, 4, 8]
+  // CHECK-NEXT: [1, 2, 6]
+  %ysf = step.cast %ys {to = f32} : tensor<5x2xi32>
+  %ysu = tensor.cast %ysf : tensor<5x2xf32> to tensor<*xf32>
+  call @printMemrefF32(%ysu) : (tensor<*xf32>) -> ()
+  // CHECK: [0, 3]
+  // CHECK-NEXT: [4, -1]
+  // CHECK-NEXT: [1, -1]
+  // CHECK-NEXT: [5, -1]
+  // CHECK-NEXT: [2, -1]
+  %yef = step.cast %ye {to = f32} : tensor<5x2xi32>
+  %yeu = tensor.cast %yef : tensor<5x2xf32> to tensor<*xf32>
+  call @printMemrefF32(%yeu) : (tensor<*xf32>) -> ()
+  // CHECK: [0, 1]
+  // CHECK-NEXT: [1, -1]
+  // CHECK-NEXT: [0, -1]
+  // CHECK-NEXT: [1, -1]
+  // CHECK-NEXT: [0, -1]
   return
 }
