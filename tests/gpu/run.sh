@@ -10,7 +10,12 @@
 #    order (cuBLASLt against OpenBLAS, block reductions in 256 strided partials against
 #    in-order vectorised loops), which after 3 Adam steps stays well inside that.
 #    tiny_gpt2_bf16 and tiny_byte_lm_residual_bf16 (--precision=bf16) the same way, each CUDA step
-#    against its CPU step.
+#    against its CPU step. tiny_gpt2_moe and tiny_byte_lm_moe too: their CUDA step routes with
+#    the parallel kernels (ParallelRoutingPatterns.cpp), their CPU step with the CPU's loops,
+#    which give the same integers for the same scores (--target=cuda-emulated checks the
+#    kernels bit for bit: tests/lit/executable/moe.test); a failure here with a large
+#    difference may be a router score that the two GEMM libraries round to the other side of a
+#    tie, which changes a token's expert: look at the first step's metrics.
 # 2. byte_lm_residual and gpt2_124m: the median step time of steps 2-6 on the GPU, tokens/s, and MFU
 #    against the FP32 peak (H200: 67 TFLOP/s; FP32 GEMMs on cuBLASLt); byte_lm_residual_bf16 and
 #    gpt2_124m_bf16 against the dense BF16 peak (989 TFLOP/s; bf16 GEMMs on the tensor cores),
@@ -42,12 +47,13 @@ gpu=$("$work/tiny_mlp" info | grep '^gpu ')
 if [[ $gpu == "gpu none"* ]]; then
   echo "run.sh: no usable GPU: ${gpu#gpu none }"
   echo "GPU tests skipped"
-  echo "0 passed, 0 failed, 12 skipped"
+  echo "0 passed, 0 failed, 14 skipped"
   exit 0
 fi
 echo "$gpu"
 passed=0 failed=0
-for m in tiny_mlp tiny_byte_lm_residual tiny_gpt2 tiny_gpt2_bf16 tiny_byte_lm_residual_bf16; do
+for m in tiny_mlp tiny_byte_lm_residual tiny_gpt2 tiny_gpt2_bf16 tiny_byte_lm_residual_bf16 \
+         tiny_gpt2_moe tiny_byte_lm_moe; do
   for dev in cpu cuda; do
     "$work/$m" train --steps 3 --device $dev --metrics "$work/$m.$dev.jsonl" \
       --save-params "$work/$m.$dev.st" > "$work/$m.$dev.log" 2>&1
