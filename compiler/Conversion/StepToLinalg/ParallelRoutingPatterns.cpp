@@ -184,7 +184,7 @@ struct RouteTokensParallelLowering : mlir::OpRewritePattern<step::RouteTokensOp>
 //      below every key;
 //   2. the C-th largest mkey, θ, by a 256-way search: 4 rounds, each counting the tokens at or
 //      above 256 candidates (one row reduction each, a GPU block per candidate) and keeping
-//      the highest candidate with at least C; `cnt`, the tokens above θ, comes along (the same
+//      the highest candidate with at least C (a binary search of the counts); `cnt`, the tokens above θ, comes along (the same
 //      θ and cnt as the CPU's 32 bisections: both are the largest key with at least C tokens at
 //      or above it, INT32_MIN when there is none);
 //   3. the tokens above θ and at θ, counted in token order (one cumsum of both): a token is
@@ -272,20 +272,16 @@ struct RouteExpertsParallelLowering : mlir::OpRewritePattern<step::RouteExpertsO
                   Value hit = h.widen(h.cmp(ar::CmpIPredicate::sge, args[0], candidate));
                   bb.create<mlir::linalg::YieldOp>(ll, h.add(args[1], hit));
                 });
-            // Counts never increase with j: the candidates with at least C are a prefix.
-            Value good = generic(
-                b, l, mlir::RankedTensorType::get({}, i32), {counts}, {map(1, {d(0)})},
-                filledTensor(b, l, mlir::RankedTensorType::get({}, i32), 0.0),
-                {mlir::utils::IteratorType::reduction},
-                [&](mlir::OpBuilder &bb, mlir::Location ll, ValueRange args) {
-                  Scalars h{bb, ll};
-                  Value enough = h.widen(h.cmp(ar::CmpIPredicate::sge, args[0], h.i32(capacity)));
-                  bb.create<mlir::linalg::YieldOp>(ll, h.add(args[1], enough));
-                });
             state = generic(b, l, row(2, i64), {}, {}, emptyTensor(b, l, row(2, i64)), parallel(1),
                             [&](mlir::OpBuilder &bb, mlir::Location ll, ValueRange) {
                               Scalars h{bb, ll};
-                              Value best = h.maxI(h.sub(h.get(good, {}), h.i32(1)), h.i32(0));
+                              // Counts never increase with j: the candidates with at least C
+                              // are a prefix, found by a binary search of the 256 counts.
+                              Value good = h.toI32(lowerBound(
+                                  bb, ll, 256, h.i32(1 - capacity), [&](Scalars &g, Value j) {
+                                    return g.sub(g.i32(0), g.get(counts, {j}));
+                                  }));
+                              Value best = h.maxI(h.sub(good, h.i32(1)), h.i32(0));
                               Value lo = h.add(h.get(at, {h.index(0)}),
                                                h.mul(bb.create<ar::ExtSIOp>(ll, i64, best),
                                                      h.i64(step)));
@@ -352,25 +348,23 @@ struct RouteExpertsParallelLowering : mlir::OpRewritePattern<step::RouteExpertsO
               l, newRow, choices, offsets({e, b.getIndexAttr(0)}),
               offsets({b.getIndexAttr(1), b.getIndexAttr(capacity)}),
               offsets({b.getIndexAttr(1), b.getIndexAttr(1)}));
-          // Slots and experts of the taken tokens, at their next choice.
-          auto update = [&](Value target, bool slot) {
-            return generic(
-                b, l, slotsType, {taken}, {map(2, {d(0)})}, target, parallel(2),
-                [&](mlir::OpBuilder &bb, mlir::Location ll, ValueRange args) {
-                  Scalars h{bb, ll};
-                  Value t = bb.create<mlir::linalg::IndexOp>(ll, 0);
-                  Value j = h.toI32(bb.create<mlir::linalg::IndexOp>(ll, 1));
-                  Value hit = h.both(takes(h, t),
-                                     h.cmp(ar::CmpIPredicate::eq, j, h.minI(args[0], h.i32(k - 1))));
-                  Value expert = h.get(id, {h.index(0)});
-                  Value value = slot ? h.add(h.mul(expert, h.i32(capacity)),
-                                             h.sub(takenUpTo(h, t), h.i32(1)))
-                                     : expert;
-                  bb.create<mlir::linalg::YieldOp>(ll, h.select(hit, value, args[1]));
-                });
-          };
-          Value nextSlots = update(slots, true);
-          Value nextChosen = update(chosen, false);
+          // Slots and experts of the taken tokens, at their next choice (in place).
+          auto updated = b.create<mlir::linalg::GenericOp>(
+              l, mlir::TypeRange{slotsType, slotsType}, ValueRange{taken}, ValueRange{slots, chosen},
+              llvm::SmallVector<mlir::AffineMap>{map(2, {d(0)}), b.getMultiDimIdentityMap(2),
+                                                 b.getMultiDimIdentityMap(2)},
+              parallel(2), [&](mlir::OpBuilder &bb, mlir::Location ll, ValueRange args) {
+                Scalars h{bb, ll};
+                Value t = bb.create<mlir::linalg::IndexOp>(ll, 0);
+                Value j = h.toI32(bb.create<mlir::linalg::IndexOp>(ll, 1));
+                Value hit = h.both(takes(h, t),
+                                   h.cmp(ar::CmpIPredicate::eq, j, h.minI(args[0], h.i32(k - 1))));
+                Value expert = h.get(id, {h.index(0)});
+                Value slot = h.add(h.mul(expert, h.i32(capacity)), h.sub(takenUpTo(h, t), h.i32(1)));
+                bb.create<mlir::linalg::YieldOp>(
+                    ll, ValueRange{h.select(hit, slot, args[1]), h.select(hit, expert, args[2])});
+              });
+          Value nextSlots = updated.getResult(0), nextChosen = updated.getResult(1);
           Value nextTaken = generic(b, l, row(tokens, i32), {}, {}, taken, parallel(1),
                                     [&](mlir::OpBuilder &bb, mlir::Location ll, ValueRange args) {
                                       Scalars h{bb, ll};
