@@ -85,8 +85,8 @@ struct RouteTokensParallelLowering : mlir::OpRewritePattern<step::RouteTokensOp>
                                       mlir::PatternRewriter &rw) const override {
     mlir::Location loc = op.getLoc();
     auto choicesType = typeOf(op.getChoices()), slotsType = typeOf(op.getSlots());
-    int64_t experts = choicesType.getDimSize(0), capacity = choicesType.getDimSize(1);
-    int64_t tokens = slotsType.getDimSize(0), k = slotsType.getDimSize(1);
+    RoutingShape shape = RoutingShape::of(op.getChoices(), op.getSlots());
+    int64_t experts = shape.experts, capacity = shape.capacity, tokens = shape.tokens, k = shape.k;
     int64_t count = tokens * k;
     mlir::Type i32 = rw.getI32Type();
     mlir::MLIRContext *ctx = rw.getContext();
@@ -137,9 +137,7 @@ struct RouteTokensParallelLowering : mlir::OpRewritePattern<step::RouteTokensOp>
                           b.create<mlir::linalg::YieldOp>(l, s.select(take, slot, s.i32(-1)));
                         })
                        .getResult(0);
-    // 4. choices [E, C]: the search keeps [lo, hi) around the answer, a position in [0, k·T].
-    int64_t steps = 0;
-    while ((int64_t{1} << steps) < count + 1) ++steps;
+    // 4. choices [E, C]: the first q whose count reaches c + 1 (k·T when none does).
     Value choices = rw.create<mlir::linalg::GenericOp>(
         loc, mlir::TypeRange{choicesType}, ValueRange{}, ValueRange{emptyTensor(rw, loc, choicesType)},
         llvm::SmallVector<mlir::AffineMap>{rw.getMultiDimIdentityMap(2)}, parallel(2),
@@ -147,29 +145,11 @@ struct RouteTokensParallelLowering : mlir::OpRewritePattern<step::RouteTokensOp>
           Scalars s{b, l};
           Value e = b.create<mlir::linalg::IndexOp>(l, 0);
           Value wanted = s.add(s.toI32(b.create<mlir::linalg::IndexOp>(l, 1)), s.i32(1));
-          auto index = [&](mlir::OpBuilder &bb, int64_t v) -> Value {
-            return bb.create<ar::ConstantIndexOp>(l, v);
-          };
-          auto search = b.create<mlir::scf::ForOp>(
-              l, index(b, 0), index(b, steps), index(b, 1), ValueRange{index(b, 0), index(b, count)},
-              [&](mlir::OpBuilder &b2, mlir::Location l2, Value, ValueRange range) {
-                Scalars h{b2, l2};
-                Value lo = range[0], hi = range[1];
-                Value mid = b2.create<ar::DivUIOp>(l2, b2.create<ar::AddIOp>(l2, lo, hi), index(b2, 2));
-                Value probe = b2.create<ar::MinSIOp>(l2, mid, index(b2, count - 1));
-                Value atLeast = h.cmp(ar::CmpIPredicate::sge, h.get(seen, {e, probe}), wanted);
-                Value open = h.cmp(ar::CmpIPredicate::ult, lo, hi);
-                Value nextHi = h.select(h.both(open, atLeast), mid, hi);
-                Value nextLo = h.select(h.both(open, b2.create<ar::XOrIOp>(
-                                                         l2, atLeast,
-                                                         b2.create<ar::ConstantIntOp>(l2, 1, 1))),
-                                        b2.create<ar::AddIOp>(l2, mid, index(b2, 1)), lo);
-                b2.create<mlir::scf::YieldOp>(l2, ValueRange{nextLo, nextHi});
-              });
-          Value q = search.getResult(0);
-          Value found = s.cmp(ar::CmpIPredicate::ult, q, index(b, count));
-          Value j = s.toI32(b.create<ar::DivUIOp>(l, q, index(b, tokens)));
-          Value t = s.toI32(b.create<ar::RemUIOp>(l, q, index(b, tokens)));
+          Value q = lowerBound(b, l, count, wanted,
+                               [&](Scalars &h, Value p) { return h.get(seen, {e, p}); });
+          Value found = s.cmp(ar::CmpIPredicate::ult, q, s.index(count));
+          Value j = s.toI32(b.create<ar::DivUIOp>(l, q, s.index(tokens)));
+          Value t = s.toI32(b.create<ar::RemUIOp>(l, q, s.index(tokens)));
           Value choice = s.add(s.mul(t, s.i32(k)), j);
           b.create<mlir::linalg::YieldOp>(l, s.select(found, choice, s.i32(-1)));
         }).getResult(0);
@@ -178,15 +158,14 @@ struct RouteTokensParallelLowering : mlir::OpRewritePattern<step::RouteTokensOp>
   }
 };
 
-
 // Expert choice: experts in turn (an scf.for on the host, carrying the four results), each:
 //   1. mkey[t] = the score's integer key (i64) for a token given fewer than k experts, else
 //      below every key;
 //   2. the C-th largest mkey, θ, by a 256-way search: 4 rounds, each counting the tokens at or
 //      above 256 candidates (one row reduction each, a GPU block per candidate) and keeping
-//      the highest candidate with at least C (a binary search of the counts); `cnt`, the tokens above θ, comes along (the same
-//      θ and cnt as the CPU's 32 bisections: both are the largest key with at least C tokens at
-//      or above it, INT32_MIN when there is none);
+//      the highest candidate with at least C (a binary search of the counts). `cnt`, the
+//      tokens above θ, comes along. The same θ and cnt as the CPU's 32 bisections: both are
+//      the largest key with at least C tokens at or above it, INT32_MIN when there is none;
 //   3. the tokens above θ and at θ, counted in token order (one cumsum of both): a token is
 //      taken when above θ, or at θ among the first C − cnt there; its slot is the number of
 //      tokens taken up to it, minus one;
@@ -198,8 +177,8 @@ struct RouteExpertsParallelLowering : mlir::OpRewritePattern<step::RouteExpertsO
                                       mlir::PatternRewriter &rw) const override {
     mlir::Location loc = op.getLoc();
     auto choicesType = typeOf(op.getChoices()), slotsType = typeOf(op.getSlots());
-    int64_t experts = choicesType.getDimSize(0), capacity = choicesType.getDimSize(1);
-    int64_t tokens = slotsType.getDimSize(0), k = slotsType.getDimSize(1);
+    RoutingShape shape = RoutingShape::of(op.getChoices(), op.getSlots());
+    int64_t experts = shape.experts, capacity = shape.capacity, tokens = shape.tokens, k = shape.k;
     mlir::MLIRContext *ctx = rw.getContext();
     mlir::Type i32 = rw.getI32Type(), i64 = rw.getI64Type();
     auto d = [&](unsigned i) { return rw.getAffineDimExpr(i); };

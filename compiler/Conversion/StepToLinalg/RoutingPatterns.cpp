@@ -148,8 +148,8 @@ struct RouteTokensScanLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
                                       mlir::PatternRewriter &rw) const override {
     mlir::Location loc = op.getLoc();
     auto choicesType = typeOf(op.getChoices()), slotsType = typeOf(op.getSlots());
-    int64_t experts = choicesType.getDimSize(0), capacity = choicesType.getDimSize(1);
-    int64_t tokens = slotsType.getDimSize(0), k = slotsType.getDimSize(1);
+    RoutingShape shape = RoutingShape::of(op.getChoices(), op.getSlots());
+    int64_t experts = shape.experts, capacity = shape.capacity, tokens = shape.tokens, k = shape.k;
     Value load = filledTensor(rw, loc, mlir::RankedTensorType::get({experts}, rw.getI32Type()), 0.0);
     Value choices = filledTensor(rw, loc, choicesType, -1.0);
     Value slots = filledTensor(rw, loc, slotsType, -1.0);
@@ -190,8 +190,8 @@ struct RouteExpertsScanLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
                                       mlir::PatternRewriter &rw) const override {
     mlir::Location loc = op.getLoc();
     auto choicesType = typeOf(op.getChoices()), slotsType = typeOf(op.getSlots());
-    int64_t experts = choicesType.getDimSize(0), capacity = choicesType.getDimSize(1);
-    int64_t tokens = slotsType.getDimSize(0), k = slotsType.getDimSize(1);
+    RoutingShape shape = RoutingShape::of(op.getChoices(), op.getSlots());
+    int64_t experts = shape.experts, capacity = shape.capacity, tokens = shape.tokens, k = shape.k;
     Value scores = op.getScores();
     Value taken =
         filledTensor(rw, loc, mlir::RankedTensorType::get({tokens}, rw.getI32Type()), 0.0);

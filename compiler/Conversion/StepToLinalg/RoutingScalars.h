@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 namespace stepc::lowering {
 
@@ -51,6 +52,16 @@ struct Scalars {
     Value flipped = b.create<mlir::arith::XOrIOp>(l, bits, i32(0x7fffffff));
     Value ordered = select(cmp(CmpI::slt, bits, i32(0)), flipped, bits);
     return b.create<mlir::arith::ExtSIOp>(l, b.getI64Type(), ordered);
+  }
+};
+
+// A routing's sizes, from its results choices [E, C] and slots [T, k].
+struct RoutingShape {
+  int64_t experts, capacity, tokens, k;
+  static RoutingShape of(mlir::Value choices, mlir::Value slots) {
+    auto c = llvm::cast<mlir::RankedTensorType>(choices.getType());
+    auto s = llvm::cast<mlir::RankedTensorType>(slots.getType());
+    return {c.getDimSize(0), c.getDimSize(1), s.getDimSize(0), s.getDimSize(1)};
   }
 };
 
