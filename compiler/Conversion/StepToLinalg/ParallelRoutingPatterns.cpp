@@ -23,8 +23,6 @@ using mlir::Value;
 using mlir::ValueRange;
 namespace ar = mlir::arith;
 
-mlir::RankedTensorType typeOf(Value v) { return llvm::cast<mlir::RankedTensorType>(v.getType()); }
-
 llvm::SmallVector<mlir::utils::IteratorType> parallel(int64_t n) {
   return llvm::SmallVector<mlir::utils::IteratorType>(n, mlir::utils::IteratorType::parallel);
 }
@@ -90,9 +88,6 @@ struct RouteTokensParallelLowering : mlir::OpRewritePattern<step::RouteTokensOp>
     int64_t count = tokens * k;
     mlir::Type i32 = rw.getI32Type();
     mlir::MLIRContext *ctx = rw.getContext();
-    auto parallel = [](int64_t n) {
-      return llvm::SmallVector<mlir::utils::IteratorType>(n, mlir::utils::IteratorType::parallel);
-    };
     auto d = [&](unsigned i) { return rw.getAffineDimExpr(i); };
     // 1. mine [E, k, T] (e, j, t): experts[t, j] == e.
     auto mineType = mlir::RankedTensorType::get({experts, k, tokens}, i32);
@@ -211,16 +206,20 @@ struct RouteExpertsParallelLowering : mlir::OpRewritePattern<step::RouteExpertsO
         ValueRange{taken, choices, slots, chosen},
         [&](mlir::OpBuilder &b, mlir::Location l, Value e, ValueRange st) {
           Value taken = st[0], choices = st[1], slots = st[2], chosen = st[3];
-          auto offsets = [&](llvm::ArrayRef<mlir::OpFoldResult> v) {
-            return llvm::SmallVector<mlir::OpFoldResult>(v);
+          // Row e of a [rows, n] tensor as [n], and back.
+          llvm::SmallVector<mlir::OpFoldResult> rowAt{e, b.getIndexAttr(0)};
+          auto size = [&](int64_t n) {
+            return llvm::SmallVector<mlir::OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(n)};
           };
-          Value keyRow = b.create<mlir::tensor::ExtractSliceOp>(
-              l, row(tokens, i64), keys, offsets({e, b.getIndexAttr(0)}),
-              offsets({b.getIndexAttr(1), b.getIndexAttr(tokens)}),
-              offsets({b.getIndexAttr(1), b.getIndexAttr(1)}));
+          llvm::SmallVector<mlir::OpFoldResult> unit(2, b.getIndexAttr(1));
+          auto rowOf = [&](Value v, int64_t n, mlir::Type t) -> Value {
+            return b.create<mlir::tensor::ExtractSliceOp>(l, row(n, t), v, rowAt, size(n), unit);
+          };
+          Value keyRow = rowOf(keys, tokens, i64);
           Value id = b.create<mlir::tensor::ExtractSliceOp>(
-              l, row(1, i32), ids, offsets({e}), offsets({b.getIndexAttr(1)}),
-              offsets({b.getIndexAttr(1)}));
+              l, row(1, i32), ids, llvm::SmallVector<mlir::OpFoldResult>{e},
+              llvm::SmallVector<mlir::OpFoldResult>{b.getIndexAttr(1)},
+              llvm::SmallVector<mlir::OpFoldResult>{b.getIndexAttr(1)});
           // 1. Eligible tokens' keys; the others below every candidate.
           constexpr int64_t kNone = -(int64_t{1} << 40);
           Value mkey = generic(b, l, row(tokens, i64), {keyRow, taken},
@@ -293,24 +292,24 @@ struct RouteExpertsParallelLowering : mlir::OpRewritePattern<step::RouteExpertsO
           Value upTo = b.create<step::CumsumOp>(l, flagsType, flags, b.getI64IntegerAttr(1),
                                                 mlir::UnitAttr());
           // Taken up to token t, and whether t itself is: the ties taken are the first C − cnt.
-          auto takenUpTo = [&](Scalars &h, Value t) {
-            Value ties = h.b.create<ar::TruncIOp>(
+          // The ties to take: C − cnt.
+          auto tiesOf = [&](Scalars &h) -> Value {
+            return h.b.create<ar::TruncIOp>(
                 h.l, i32, h.sub(h.i64(capacity), h.get(threshold, {h.index(1)})));
+          };
+          auto takenUpTo = [&](Scalars &h, Value t) {
+            Value ties = tiesOf(h);
             return h.add(h.get(upTo, {h.index(0), t}), h.minI(h.get(upTo, {h.index(1), t}), ties));
           };
           auto takes = [&](Scalars &h, Value t) {
-            Value ties = h.b.create<ar::TruncIOp>(
-                h.l, i32, h.sub(h.i64(capacity), h.get(threshold, {h.index(1)})));
+            Value ties = tiesOf(h);
             Value above = h.cmp(ar::CmpIPredicate::ne, h.get(flags, {h.index(0), t}), h.i32(0));
             Value tie = h.cmp(ar::CmpIPredicate::ne, h.get(flags, {h.index(1), t}), h.i32(0));
             Value inTies = h.cmp(ar::CmpIPredicate::sle, h.get(upTo, {h.index(1), t}), ties);
             return h.either(above, h.both(tie, inTies));
           };
           // 4. This expert's row of choices (reading the counts before this expert).
-          Value choiceRow = b.create<mlir::tensor::ExtractSliceOp>(
-              l, row(capacity, i32), choices, offsets({e, b.getIndexAttr(0)}),
-              offsets({b.getIndexAttr(1), b.getIndexAttr(capacity)}),
-              offsets({b.getIndexAttr(1), b.getIndexAttr(1)}));
+          Value choiceRow = rowOf(choices, capacity, i32);
           Value newRow = generic(
               b, l, row(capacity, i32), {}, {}, choiceRow, parallel(1),
               [&](mlir::OpBuilder &bb, mlir::Location ll, ValueRange) {
@@ -323,10 +322,8 @@ struct RouteExpertsParallelLowering : mlir::OpRewritePattern<step::RouteExpertsO
                 Value choice = h.add(h.mul(h.toI32(at), h.i32(k)), h.get(taken, {at}));
                 bb.create<mlir::linalg::YieldOp>(ll, h.select(found, choice, h.i32(-1)));
               });
-          Value nextChoices = b.create<mlir::tensor::InsertSliceOp>(
-              l, newRow, choices, offsets({e, b.getIndexAttr(0)}),
-              offsets({b.getIndexAttr(1), b.getIndexAttr(capacity)}),
-              offsets({b.getIndexAttr(1), b.getIndexAttr(1)}));
+          Value nextChoices = b.create<mlir::tensor::InsertSliceOp>(l, newRow, choices, rowAt,
+                                                                    size(capacity), unit);
           // Slots and experts of the taken tokens, at their next choice (in place).
           auto updated = b.create<mlir::linalg::GenericOp>(
               l, mlir::TypeRange{slotsType, slotsType}, ValueRange{taken}, ValueRange{slots, chosen},

@@ -46,8 +46,6 @@ mlir::scf::ForOp loop(mlir::OpBuilder &b, mlir::Location l, int64_t n, ValueRang
   return result;
 }
 
-mlir::RankedTensorType typeOf(Value v) { return llvm::cast<mlir::RankedTensorType>(v.getType()); }
-
 struct GatherRowsLowering : mlir::OpRewritePattern<step::GatherRowsOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::GatherRowsOp op,
@@ -89,9 +87,8 @@ struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
           // Slots 0..k-1's values, then their indices (-1: empty).
           llvm::SmallVector<Value> init(k, scalarConstant(b, l, element, 0.0));
           init.append(k, s.i32(-1));
-          Value zero = b.create<ar::ConstantIndexOp>(l, 0), one = b.create<ar::ConstantIndexOp>(l, 1);
           auto row = b.create<mlir::scf::ForOp>(
-              l, zero, b.create<ar::ConstantIndexOp>(l, n), one, init,
+              l, s.index(0), s.index(n), s.index(1), init,
               [&](mlir::OpBuilder &b2, mlir::Location l2, Value i, ValueRange slots) {
                 Scalars t{b2, l2};
                 Value value = t.get(x, {r, i}), index = t.toI32(i);

@@ -55,6 +55,10 @@ struct Scalars {
   }
 };
 
+inline mlir::RankedTensorType typeOf(mlir::Value v) {
+  return llvm::cast<mlir::RankedTensorType>(v.getType());
+}
+
 // A routing's sizes, from its results choices [E, C] and slots [T, k].
 struct RoutingShape {
   int64_t experts, capacity, tokens, k;
