@@ -87,7 +87,9 @@ void buildKernels(mlir::OpPassManager &pm) {
 
 // Params and state are updated in place (their results tied to their arguments, then dropped
 // as equivalent; an update stacked layer by layer over its argument in a loop is the loop's
-// result, which canonicalization folds to the argument once bufferized). Function arguments
+// result, which canonicalization folds to the argument once bufferized; the layer's slice it
+// reads and the one it writes are made one value first, or one-shot bufferization copies the
+// layer out of the stack before updating it). Function arguments
 // bufferize to identity-layout memrefs so that the bare-pointer calling convention applies; the other results become out-parameters the caller
 // owns, and statically shaped result allocations are replaced by the out-parameter itself (no
 // copy at the end). Fills sink to their first use so a GEMM overwrites instead of
@@ -121,7 +123,7 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
                             .str();
   addPipeline(pm,
               std::string("step-drop-model,step-clone-fills,step-update-in-place,"
-              "step-carry-in-place,step-write-into-slots,eliminate-empty-tensors,"
+              "step-carry-in-place,step-write-into-slots,eliminate-empty-tensors,step-merge-slices,"
               "one-shot-bufferize{bufferize-function-boundaries "
               "function-boundary-type-conversion=identity-layout-map},"
               // Before any canonicalization: a collective's marked copy that bufferized in

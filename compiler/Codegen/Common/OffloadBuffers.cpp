@@ -22,11 +22,13 @@
 // 2. Every loop that views layer f(iv) of an offloaded buffer gets slots in the arena and
 //    transfer calls into the runtime (runtime/hal/cpu/Offload.h):
 //
-//      planned  two slots: before the loop the first layer is fetched; iteration iv waits for
-//               its layer, starts the fetch of the next one into the other slot, computes,
-//               and (if it wrote the layer) starts its write-back. Transfers run in the order
-//               issued, so a slot is written back before it is refilled; after a loop that
-//               writes, the step waits for its last write-backs before the slots are reused.
+//      planned  two slots: before the loop the first layer is fetched; iteration iv starts
+//               the fetch of the next one into the other slot, computes, waiting for its own
+//               layer just before the first command that touches it, and (if it wrote the
+//               layer) starts its write-back. Transfers run in the order issued, so a slot is
+//               written back before it is refilled, and the loop's buffers are fetched in the
+//               order its body first touches them; after a loop that writes, the step waits
+//               for its last write-backs before the slots are reused.
 //      sync     one slot: fetch and wait at the start of each iteration, write back and wait
 //               at its end (HomebrewNLP's scheme: copied in when used, back after).
 //
@@ -39,6 +41,7 @@
 // offloaded buffers out of the device peak and counts them as host bytes.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -51,6 +54,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "runtime/formats/ProgramDescription.h"
 
@@ -382,6 +386,25 @@ mlir::func::FuncOp runtimeFunction(mlir::ModuleOp module, llvm::StringRef name,
   return fn;
 }
 
+// The op of `body` (or the one holding it) that first reads or writes memory through `views`,
+// following view ops (subviews, casts, reshapes) to what uses them; null when nothing does.
+mlir::Operation *firstAccess(mlir::Block *body, llvm::ArrayRef<Value> views) {
+  mlir::Operation *first = nullptr;
+  llvm::SmallVector<Value> work(views.begin(), views.end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (mlir::Operation *user : v.getUsers()) {
+      if (llvm::isa<mlir::ViewLikeOpInterface>(user)) {
+        work.append(user->result_begin(), user->result_end());
+        continue;
+      }
+      mlir::Operation *at = body->findAncestorOpInBlock(*user);
+      if (at && (!first || at->isBeforeInBlock(first))) first = at;
+    }
+  }
+  return first;
+}
+
 struct Streamed {
   int64_t id;
   std::string name;
@@ -399,7 +422,9 @@ struct Transfers {
   int64_t dropWait = 0;  // tests only: the wait (1-based) left out, a plan bug to catch
 };
 
-// Rewrites `loop`'s views of offloaded buffers into slot views with transfers.
+// Rewrites `loop`'s views of offloaded buffers into slot views with transfers. `buffers` come
+// in the order the body first touches them: transfers run in the order issued, so the loop's
+// first layers and each iteration's next layers are fetched in the order they are waited for.
 void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Streamed> buffers,
                 bool sync, Transfers &moved) {
   mlir::OpBuilder b(module.getContext());
@@ -427,6 +452,7 @@ void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Str
   }
   Value iv = loop.getInductionVar();
   mlir::Block *body = loop.getBody();
+  mlir::Operation *topEnd = nullptr;  // the last op of the transfers at the top of the body
   for (const Streamed &s : buffers) {
     mlir::memref::SubViewOp first = s.views.front();
     auto source = first.getSourceType();
@@ -458,6 +484,7 @@ void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Str
     auto tag = [&](mlir::func::CallOp call, llvm::StringRef which) {
       call->setAttr("step.buffer", b.getStringAttr(s.name));
       call->setAttr("step.layer", b.getStringAttr(which));
+      return call.getOperation();
     };
     auto layerOf = [&](Value at) {
       Value index = indexAt(b, loop, first.getOffsets()[0], at);
@@ -473,24 +500,28 @@ void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Str
       Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
       tag(b.create<mlir::func::CallOp>(loc, fetch, mlir::ValueRange{idValue(), layerOf(loop.getLowerBound()), slotView(zero)}), "the loop's first layer");
     }
-    // At the top of the body: this iteration's slot k, its layer waited for; the next
-    // iteration's layer started into the other slot.
-    b.setInsertionPointToStart(body);
+    // At the top of the body (after the buffers before this one): this iteration's slot k
+    // and the next iteration's layer started into the other slot. The wait for this layer
+    // comes just before the body first touches it (planned) so that the work before that
+    // overlaps the transfer: a layer's optimizer state is waited for at its update, at the
+    // end of the backward's iteration, not at its start.
+    if (topEnd)
+      b.setInsertionPointAfter(topEnd);
+    else
+      b.setInsertionPointToStart(body);
     Value id = idValue();
     Value layer = layerOf(iv);
     Value k;
     if (sync) {
       k = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
       tag(b.create<mlir::func::CallOp>(loc, fetch, mlir::ValueRange{id, layer, slotView(k)}), "this layer");
-      tag(b.create<mlir::func::CallOp>(loc, wait, mlir::ValueRange{id, layer}), "this layer");
+      topEnd = tag(b.create<mlir::func::CallOp>(loc, wait, mlir::ValueRange{id, layer}), "this layer");
     } else {
       Value two = b.create<mlir::arith::ConstantIndexOp>(loc, 2);
       Value one = b.create<mlir::arith::ConstantIndexOp>(loc, 1);
       Value trip = b.create<mlir::arith::SubIOp>(loc, iv, loop.getLowerBound());
       trip = b.create<mlir::arith::DivUIOp>(loc, trip, loop.getStep());
       k = b.create<mlir::arith::RemUIOp>(loc, trip, two);
-      if (++moved.waits != moved.dropWait)
-        tag(b.create<mlir::func::CallOp>(loc, wait, mlir::ValueRange{id, layer}), "this layer");
       Value next = b.create<mlir::arith::AddIOp>(loc, iv, loop.getStep());
       Value more = b.create<mlir::arith::CmpIOp>(loc, mlir::arith::CmpIPredicate::slt, next,
                                                  loop.getUpperBound());
@@ -499,8 +530,10 @@ void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Str
       b.setInsertionPointToStart(ifOp.thenBlock());
       Value other = b.create<mlir::arith::SubIOp>(loc, one, k);
       tag(b.create<mlir::func::CallOp>(loc, fetch, mlir::ValueRange{id, layerOf(next), slotView(other)}), "the next layer");
+      topEnd = ifOp;
     }
     // The buffer's views become the slot's.
+    llvm::SmallVector<Value> slotViews;
     for (mlir::memref::SubViewOp view : s.views) {
       b.setInsertionPoint(view);
       llvm::SmallVector<mlir::OpFoldResult> offsets = view.getMixedOffsets();
@@ -510,6 +543,12 @@ void streamLoop(mlir::ModuleOp module, mlir::scf::ForOp loop, llvm::ArrayRef<Str
           view.getMixedStrides());
       view.replaceAllUsesWith(replacement.getResult());
       view.erase();
+      slotViews.push_back(replacement.getResult());
+    }
+    if (!sync && ++moved.waits != moved.dropWait) {
+      mlir::Operation *use = firstAccess(body, slotViews);
+      b.setInsertionPoint(use ? use : body->getTerminator());
+      tag(b.create<mlir::func::CallOp>(loc, wait, mlir::ValueRange{id, layer}), "this layer");
     }
     if (s.writes) {
       b.setInsertionPoint(body->getTerminator());
@@ -670,6 +709,8 @@ struct OffloadBuffersPass : impl::OffloadBuffersBase<OffloadBuffersPass> {
         return signalPassFailure();
       }
     }
+    // The loops that view offloaded buffers, each with the buffers it views (in id order).
+    llvm::MapVector<mlir::Operation *, llvm::SmallVector<Streamed>> loops;
     for (auto [id, name] : llvm::enumerate(chosen)) {
       llvm::SmallVector<Value> args = argsNamed(name);
       auto type = llvm::cast<mlir::MemRefType>(args.front().getType());
@@ -691,19 +732,32 @@ struct OffloadBuffersPass : impl::OffloadBuffersBase<OffloadBuffersPass> {
       specs.push_back(spec);
       // Each function's loops that view this buffer.
       for (Value arg : args) {
-        llvm::MapVector<mlir::Operation *, Streamed> loops;
-        for (mlir::Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+        llvm::MapVector<mlir::Operation *, Streamed> viewsIn;
+        for (mlir::Operation *user : arg.getUsers()) {
           auto view = llvm::cast<mlir::memref::SubViewOp>(user);
-          mlir::scf::ForOp loop = layerLoop(view);
-          Streamed &s = loops[loop];
+          Streamed &s = viewsIn[layerLoop(view)];
           s.id = static_cast<int64_t>(id);
           s.name = name;
           s.views.push_back(view);
           s.writes = s.writes || writesThrough(module, view.getResult());
         }
-        for (auto &[loop, s] : loops)
-          streamLoop(module, llvm::cast<mlir::scf::ForOp>(loop), {s}, sync, moved);
+        for (auto &[loop, s] : viewsIn) loops[loop].push_back(s);
       }
+    }
+    for (auto &[op, streamed] : loops) {
+      auto loop = llvm::cast<mlir::scf::ForOp>(op);
+      mlir::Block *body = loop.getBody();
+      auto firstUse = [&](const Streamed &s) {
+        llvm::SmallVector<Value> views;
+        for (mlir::memref::SubViewOp v : s.views) views.push_back(v.getResult());
+        mlir::Operation *use = firstAccess(body, views);
+        return use ? use : body->getTerminator();
+      };
+      std::stable_sort(streamed.begin(), streamed.end(), [&](const Streamed &x, const Streamed &y) {
+        mlir::Operation *a = firstUse(x), *c = firstUse(y);
+        return a != c && a->isBeforeInBlock(c);
+      });
+      streamLoop(module, loop, streamed, sync, moved);
     }
     int64_t hostBytes = 0;
     for (const rt::OffloadSpec &s : specs) hostBytes += s.layers * s.layerBytes;

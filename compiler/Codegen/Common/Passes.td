@@ -62,6 +62,11 @@ def WriteIntoSlots : Pass<"step-write-into-slots", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def MergeSlices : Pass<"step-merge-slices", "mlir::ModuleOp"> {
+  let summary = "Replaces an extract_slice by an identical one that dominates it, so that an elementwise update of a stacked layer reading and writing that layer's slice is one value and bufferizes in place";
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def CloneFills : Pass<"step-clone-fills", "mlir::ModuleOp"> {
   let summary = "Gives every linalg op that accumulates into a fill made outside its block a fill (and empty tensor) of its own, just before it";
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];

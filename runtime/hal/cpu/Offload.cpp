@@ -261,8 +261,16 @@ float *FarStore::hostTensor(bool state, int index) const {
 
 Status FarStore::begin() {
   // What the training loop wrote through the mapping reaches the file before direct reads.
-  if (::msync(impl_->mapping, static_cast<size_t>(impl_->fileBytes), MS_SYNC) != 0)
-    return Status::error("cannot sync the offload file (" + std::string(std::strerror(errno)) + ")");
+  // Written back, not made durable: the file is unlinked scratch, so msync(MS_SYNC) (on ext4
+  // an fsync: a journal commit and a flush of the disk's cache, ~0.2 s a step on this machine
+  // even with nothing dirty) buys nothing. The page cache knows every page written through
+  // the shared mapping (the first write to a clean page faults and marks it dirty), so writing
+  // back the file's dirty pages is enough; with none dirty this returns at once.
+  if (::sync_file_range(impl_->fd, 0, 0,
+                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                            SYNC_FILE_RANGE_WAIT_AFTER) != 0)
+    return Status::error("cannot write back the offload file (" + std::string(std::strerror(errno)) +
+                         ")");
   // Then out of RAM: the mapping's pages unmapped and the file's clean pages dropped from the
   // page cache, so the host tier costs no memory while the step runs (the next whole-tensor
   // access between steps reads them back from the file).

@@ -1,11 +1,14 @@
 // Tests --step-offload-buffers: the buffers the module's step.offload names are streamed
 // through arena slots a layer at a time.
 //  - A loop that views layer 3 - i of `w` gets two page-aligned slots, the first layer fetched
-//    before the loop, a wait at the top of each iteration and the next layer's fetch behind it;
+//    before the loop, the next layer's fetch at the top of each iteration and the wait for
+//    this one just before the first op that touches it (after the iteration's other work);
 //    it only reads the layer, so nothing is written back.
 //  - The two update kernels that take `w` and `m` whole become one loop over the layers on
 //    [1, ...] views (clones of the kernels with those types), with both buffers fetched and
-//    written back; the gradient `g` (on the device) is viewed layer by layer in place.
+//    written back; the gradient `g` (on the device) is viewed layer by layer in place. `m`,
+//    which the loop touches first, is fetched first (transfers run in the order issued), and
+//    `w` is waited for only at the second kernel.
 //  - `u`, copied whole, stays on the device, and the description says why.
 //  - With mode = "sync" one slot: fetch and wait at the top, write-back and flush at the end.
 //
@@ -22,20 +25,27 @@
 // CHECK: %[[SLOTS:.*]] = memref.alloc() {alignment = 4096 : i64} : memref<2x8x16xf32>
 // CHECK: call @stepc_offload_fetch(%{{.*}}, %{{.*}}, %{{.*}}) {step.buffer = "param:w", step.layer = "the loop's first layer"}
 // CHECK: scf.for
-// CHECK: call @stepc_offload_wait({{.*}}) {step.buffer = "param:w", step.layer = "this layer"}
 // CHECK: scf.if
 // CHECK: call @stepc_offload_fetch({{.*}}) {step.buffer = "param:w", step.layer = "the next layer"}
+// CHECK: memref.store %{{.+}}, %arg4[]
 // CHECK: memref.subview %[[SLOTS]][%{{.*}}, 0, 0] [1, 8, 16] [1, 1, 1] : memref<2x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
-// CHECK: memref.load
+// CHECK-NEXT: call @stepc_offload_wait({{.*}}) {step.buffer = "param:w", step.layer = "this layer"}
+// CHECK-NEXT: memref.load
 // CHECK-NOT: stepc_offload_store
 // CHECK: memref.dealloc %[[SLOTS]]
 // The update: one layer loop, both kernels on layer views (the gradient's in place), both
 // buffers written back; the gradient freed after the loop.
+// CHECK: call @stepc_offload_fetch({{.*}}) {step.buffer = "state:m/w", step.layer = "the loop's first layer"}
+// CHECK: call @stepc_offload_fetch({{.*}}) {step.buffer = "param:w", step.layer = "the loop's first layer"}
 // CHECK: scf.for
-// CHECK: call @kernel_momentum_layer{{[0-9]+}}({{.*}}) : (memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>, memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>, memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>) -> ()
-// CHECK: call @kernel_update_layer{{[0-9]+}}(
-// CHECK: call @stepc_offload_store({{.*}}) {step.buffer = "param:w", step.layer = "this layer"}
+// CHECK: call @stepc_offload_fetch({{.*}}) {step.buffer = "state:m/w", step.layer = "the next layer"}
+// CHECK: call @stepc_offload_fetch({{.*}}) {step.buffer = "param:w", step.layer = "the next layer"}
+// CHECK: call @stepc_offload_wait({{.*}}) {step.buffer = "state:m/w", step.layer = "this layer"}
+// CHECK-NEXT: call @kernel_momentum_layer{{[0-9]+}}({{.*}}) : (memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>, memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>, memref<1x8x16xf32, strided<[128, 16, 1], offset: ?>>) -> ()
+// CHECK: call @stepc_offload_wait({{.*}}) {step.buffer = "param:w", step.layer = "this layer"}
+// CHECK-NEXT: call @kernel_update_layer{{[0-9]+}}(
 // CHECK: call @stepc_offload_store({{.*}}) {step.buffer = "state:m/w", step.layer = "this layer"}
+// CHECK: call @stepc_offload_store({{.*}}) {step.buffer = "param:w", step.layer = "this layer"}
 // CHECK: } {step.layer_loop, step.streamed_pass}
 // CHECK: memref.dealloc
 // CHECK: memref.dealloc
@@ -91,6 +101,8 @@ module attributes {step.offload = {buffers = ["param:w", "state:m/w", "param:u"]
     %g = memref.alloc() : memref<4x8x16xf32>
     scf.for %i = %c0 to %c4 step %c1 {
       %at = arith.subi %c3, %i : index
+      %zero = arith.constant 0.0 : f32
+      memref.store %zero, %loss[] : memref<f32>
       %v = memref.subview %w[%at, 0, 0] [1, 8, 16] [1, 1, 1] : memref<4x8x16xf32> to memref<8x16xf32, strided<[16, 1], offset: ?>>
       %e = memref.load %v[%c0, %c0] : memref<8x16xf32, strided<[16, 1], offset: ?>>
       memref.store %e, %loss[] : memref<f32>
