@@ -3,7 +3,10 @@
 // shows that fusion does happen; the negative cases (b)-(d) each check that both generics
 // survive and that the consumer still reads the producer's result, so a pass that fused them
 // fails the test (upstream's default rule, mlir-opt --linalg-fuse-elementwise-ops, fuses (b)
-// and (c); (d) guards the single-use rule against being loosened). The one exception, (e): a
+// and (c); (d) guards the single-use rule against being loosened). Two exceptions: (j) a
+// producer whose other uses hand its result out of the step (AdamW's new m and v), after its
+// elementwise consumer, fuses into it as one kernel that keeps its result ((k): not when the
+// other use is more work, or comes first); and (e): a
 // producer of a few arith ops whose inputs stay live anyway is cloned into each of its
 // consumers; (f) is the chain that must not be (its exp would be left materialised); (g) a
 // gather (an MoE's combine) is cloned likewise, into a dot-per-row reduction among others;
@@ -369,4 +372,81 @@ func.func @slice_reads(%a: tensor<8x2x4xf32>) -> tensor<8x4xf32> {
     linalg.yield %s : f32
   } -> tensor<8x4xf32>
   return %sum : tensor<8x4xf32>
+}
+
+// -----
+
+// (j) AdamW: the m and v updates feed the parameter's update and are results of their own
+// (the new state). The three passes become one kernel writing p, m and v: each input read
+// once, m and v never read back.
+// CHECK-LABEL: func.func @adam
+// CHECK-SAME: (%[[P:.+]]: tensor<8xf32>, %[[M:.+]]: tensor<8xf32>, %[[V:.+]]: tensor<8xf32>, %[[G:.+]]: tensor<8xf32>)
+// CHECK: %[[U:.+]]:3 = linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[U]]#{{[0-2]}}, %[[U]]#{{[0-2]}}, %[[U]]#{{[0-2]}}
+#v = affine_map<(d0) -> (d0)>
+func.func @adam(%p: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>, %g: tensor<8xf32>)
+    -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %b = arith.constant 0.9 : f32
+  %m2 = linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]}
+      ins(%m, %g : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %a = arith.mulf %x, %b : f32
+    %c = arith.addf %a, %y : f32
+    linalg.yield %c : f32
+  } -> tensor<8xf32>
+  %v2 = linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]}
+      ins(%v, %g : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %a = arith.mulf %y, %y : f32
+    %c = arith.addf %x, %a : f32
+    linalg.yield %c : f32
+  } -> tensor<8xf32>
+  %p2 = linalg.generic {indexing_maps = [#v, #v, #v, #v], iterator_types = ["parallel"]}
+      ins(%p, %m2, %v2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32, %o: f32):
+    %s = math.sqrt %z : f32
+    %d = arith.divf %y, %s : f32
+    %n = arith.subf %x, %d : f32
+    linalg.yield %n : f32
+  } -> tensor<8xf32>
+  return %p2, %m2, %v2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// (k) Not kept in one kernel: exp's other use is more work (a reduction), and it comes before
+// the elementwise consumer (the fused kernel, at the consumer, would come after that read).
+// The exp stays a kernel of its own.
+// CHECK-LABEL: func.func @use_between
+// CHECK: %[[EXP:.+]] = linalg.generic
+// CHECK: math.exp
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[EXP]] : tensor<8xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[EXP]] : tensor<8xf32>)
+#w = affine_map<(d0) -> (d0)>
+#s = affine_map<(d0) -> ()>
+func.func @use_between(%a: tensor<8xf32>, %acc: tensor<f32>) -> (tensor<f32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %0 = linalg.generic {indexing_maps = [#w, #w], iterator_types = ["parallel"]}
+      ins(%a : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %ex = math.exp %x : f32
+    linalg.yield %ex : f32
+  } -> tensor<8xf32>
+  %1 = linalg.generic {indexing_maps = [#w, #s], iterator_types = ["reduction"]}
+      ins(%0 : tensor<8xf32>) outs(%acc : tensor<f32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %o, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %2 = linalg.generic {indexing_maps = [#w, #w], iterator_types = ["parallel"]}
+      ins(%0 : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<8xf32>
+  return %1, %2 : tensor<f32>, tensor<8xf32>
 }
