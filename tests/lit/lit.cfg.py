@@ -51,6 +51,14 @@ if os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
 
+# The runtime's own GEMM kernels (runtime/hal/cpu/PackedGemm.h) need AVX-512F.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if " avx512f" in cpuinfo.read():
+            config.available_features.add("avx512")
+except OSError:
+    pass
+
 # A usable NVIDIA GPU (the driver loads, cuInit succeeds, a device is there): the GPU tests in
 # tests/lit/gpu/ need one and are UNSUPPORTED elsewhere (CI has none). tests/gpu/run.sh is the
 # same check outside lit.

@@ -1,11 +1,20 @@
-//===- Gemm.cpp - the GEMM interface on oneDNN or OpenBLAS ----------------===//
+//===- Gemm.cpp - the GEMM interface on oneDNN, OpenBLAS and the runtime's kernels ===//
 //
 // Each single-threaded block of a GEMM (see gemm2d) is one call of a BLAS-like sgemm: oneDNN's
 // dnnl_sgemm where libdnnl.so.2 loads (Debian's libdnnl2; dlopen, so executables start
 // without it), else OpenBLAS's cblas_sgemm, which every executable links. On an idle Zen 5
 // core (benchmarks/gemm) oneDNN ran the zoo's shapes at 103-113 GFLOP/s against OpenBLAS's
-// 90-104, and the convolution's small [245 x 96 x 32] GEMMs 1.85-6.3x faster. STEPC_GEMM=openblas
-// or =onednn chooses (onednn then fails if the library does not load). oneDNN's OpenMP runtime
+// 90-104, and the convolution's small [245 x 96 x 32] GEMMs 1.85-6.3x faster.
+//
+// A GEMM whose A is a convolution's window (rows that overlap, read in place) runs on the
+// runtime's own AVX-512 kernels (PackedGemm.h) where the CPU has them: a library call needs
+// the window copied into panels first, which the kernels' packing makes unnecessary
+// (byte_lm_residual_small's [4246 x 1056] · [1056 x 32]: 295 GFLOP/s on oneDNN, 355-361 on
+// the kernels, in the step on 2 threads). Every other shape measured faster on oneDNN in the
+// step, where its operands come from memory (benchmarks/gemm/README.md).
+//
+// STEPC_GEMM=stepc (every GEMM on the kernels), =onednn or =openblas (every GEMM on that
+// library) chooses; stepc fails without AVX-512, onednn if the library does not load.
 // is held to one thread per call (OMP_NUM_THREADS=1 before it loads): the runtime's own pool
 // runs the blocks. The bits depend on the library, and on nothing else: the blocks are fixed
 // by the shape. A convolution's window (--step-windowed-gemms: rows that overlap, ld below the
@@ -25,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/hal/cpu/PackedGemm.h"
 #include "runtime/hal/cpu/SkinnyGemm.h"
 #include "runtime/hal/cpu/ThreadPool.h"
 
@@ -71,6 +81,8 @@ struct DnnlVersion {
 };
 
 struct Library {
+  bool own = false;          // every GEMM on the runtime's packed kernels (PackedGemm.h)
+  bool ownWindows = false;   // windows of A on them (the default where they run)
   DnnlSgemm dnnl = nullptr;  // null: OpenBLAS
   std::string name = "OpenBLAS (linked)";  // with its kernels' core, set below
   std::string error;  // STEPC_GEMM=onednn that could not load
@@ -85,10 +97,20 @@ Library loadLibrary() {
   const char *choice = std::getenv("STEPC_GEMM");
   std::string want = choice ? choice : "";
   if (want == "openblas") return lib;
-  if (!want.empty() && want != "onednn") {
-    lib.error = "STEPC_GEMM: expected openblas or onednn, found '" + want + "'";
+  if (!want.empty() && want != "onednn" && want != "stepc") {
+    lib.error = "STEPC_GEMM: expected stepc, onednn or openblas, found '" + want + "'";
     return lib;
   }
+  if (want == "stepc") {
+    if (!packedGemmAvailable()) {
+      lib.error = "STEPC_GEMM=stepc, but this CPU has no AVX-512F for the runtime's kernels";
+      return lib;
+    }
+    lib.own = true;
+    lib.name = "stepc (the runtime's AVX-512 kernels)";
+    return lib;
+  }
+  lib.ownWindows = want.empty() && packedGemmAvailable();
   setenv("OMP_NUM_THREADS", "1", 1);  // before libgomp reads it, as oneDNN loads
   void *handle = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
   auto sgemm = handle ? reinterpret_cast<DnnlSgemm>(dlsym(handle, "dnnl_sgemm")) : nullptr;
@@ -109,7 +131,12 @@ Library loadLibrary() {
 }
 
 const Library &library() {
-  static const Library lib = loadLibrary();
+  static const Library lib = [] {
+    Library chosen = loadLibrary();
+    if (chosen.ownWindows && chosen.error.empty())
+      chosen.name += "; convolution windows on the runtime's AVX-512 kernels";
+    return chosen;
+  }();
   return lib;
 }
 
@@ -289,6 +316,12 @@ void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, cons
         skinnyGemm(A.data, A.ld, A.transposed, B.data, B.ld, B.transposed, c, ldc, m, n, k,
                    accumulate, parallel))
       return;
+    // The kernels' packing reads any ld: a window needs no copy of its own.
+    if (library().own || (library().ownWindows && A.overlapping && !A.transposed)) {
+      packedGemm(A.data, A.ld, A.transposed, B.data, B.ld, B.transposed, c, ldc, m, n, k,
+                 accumulate, parallel);
+      return;
+    }
     Blas call{A, B, c, m, n, k, ldc, accumulate};
     // Big enough to be worth splitting: kParts blocks, over the pool (`parallel`) or one after
     // the other on this thread (a batch's worker); the same blocks either way.
