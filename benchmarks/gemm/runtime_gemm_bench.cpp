@@ -50,7 +50,9 @@ int main(int argc, char **argv) {
                 {"wgrad352", 352, 96, 4246},    {"wgrad32", 32, 256, 4096},
                 {"wino", 1024, 1536, 512},      {"wino_dx", 1024, 512, 1536},
                 {"wino_dw", 512, 1536, 1024},   {"mlp_up", 4096, 3072, 768},
-                {"conv_s", 4096, 96, 352}};
+                {"conv_s", 4096, 96, 352},      {"moe8_up", 1024, 128, 256},
+                {"moe8_dn", 1024, 256, 128},    {"moe8_wg", 256, 128, 1024},
+                {"moe64_up", 128, 512, 256},    {"moe64_wg", 256, 512, 128}};
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
   for (const Shape &s : shapes)

@@ -54,7 +54,7 @@ struct Scratch {
   }
 };
 struct ThreadScratch {
-  Scratch a, b;
+  Scratch a, b, partials;
 };
 ThreadScratch &threadScratch() {
   static std::mutex mutex;
@@ -103,8 +103,13 @@ STEPC_AVX512 void transposeRows(const float *src, int64_t ld, int64_t live, int6
     int64_t cols = std::min<int64_t>(16, kc - p);
     const __mmask16 load = static_cast<__mmask16>((1u << cols) - 1);
     __m512 r[16], out[16];
-    for (int64_t i = 0; i < 16; ++i)
+    for (int64_t i = 0; i < 16; ++i) {
+      // 16 rows read a line at a time are more streams than the hardware prefetchers follow
+      // from memory: ask for each row's line 4 steps ahead.
+      if (i < live && p + 64 < kc)
+        _mm_prefetch(reinterpret_cast<const char *>(src + i * ld + p + 64), _MM_HINT_T0);
       r[i] = i < live ? _mm512_maskz_loadu_ps(load, src + i * ld + p) : _mm512_setzero_ps();
+    }
     transpose16(r, out);
     for (int64_t j = 0; j < cols; ++j) _mm512_mask_storeu_ps(dst + (p + j) * width, store, out[j]);
   }
@@ -119,9 +124,13 @@ STEPC_AVX512 void packA(const Call &call, int64_t i0, int64_t rows, int64_t p0, 
     int64_t live = std::min(kMr, rows - q);
     if (call.transA) {  // stored [k, m]: the kMr values of one p are contiguous
       const __mmask16 mask = static_cast<__mmask16>((1u << live) - 1);
-      for (int64_t p = 0; p < kc; ++p)
+      for (int64_t p = 0; p < kc; ++p) {
+        if (p + 8 < kc)  // one line per row of A, ld apart: ahead of the prefetchers
+          _mm_prefetch(reinterpret_cast<const char *>(call.a + (p0 + p + 8) * call.lda + i0 + q),
+                       _MM_HINT_T0);
         _mm512_mask_storeu_ps(dst + p * kMr, 0x0FFF,
                               _mm512_maskz_loadu_ps(mask, call.a + (p0 + p) * call.lda + i0 + q));
+      }
       continue;
     }
     transposeRows(call.a + (i0 + q) * call.lda + p0, call.lda, live, kc, dst, kMr, kMr);
@@ -207,6 +216,18 @@ STEPC_AVX512 void microKernel(int64_t kc, const float *a, int64_t lda, const flo
   }
 }
 
+// Asks for lines [lo, hi) of the `lines` cache lines that hold op(B)[p0 : p0 + kc, j : j + kNr]
+// (kc rows of two lines, or kNr columns of kc / 16 lines).
+void prefetchBPanel(const Call &call, int64_t p0, int64_t kc, int64_t j, int64_t lo, int64_t hi) {
+  int64_t perColumn = (kc + 15) / 16;
+  for (int64_t l = lo; l < hi; ++l) {
+    const float *line = call.transB
+                            ? call.b + (j + l / perColumn) * call.ldb + p0 + 16 * (l % perColumn)
+                            : call.b + (p0 + l / 2) * call.ldb + j + 16 * (l % 2);
+    _mm_prefetch(reinterpret_cast<const char *>(line), _MM_HINT_T0);
+  }
+}
+
 // C[i0:i1, j0:j1], on this thread.
 void runSlab(const Call &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   if (i1 <= i0 || j1 <= j0) return;
@@ -227,11 +248,7 @@ void runSlab(const Call &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
       // packed panel enough to pay for the copy (a [4096, 768] · [768, 3072] lost 10% in
       // place). Only a last, partial panel is packed.
       int64_t bDirect = !call.transB && i1 - i0 <= 8 * kMr ? nc / kNr * kNr : 0;
-      if (bDirect < nc) packB(call, pc, kc, jc + bDirect, nc - bDirect, bPacked);
-      auto bPanel = [&](int64_t jr, int64_t *step) -> const float * {
-        *step = jr < bDirect ? call.ldb : kNr;
-        return jr < bDirect ? call.b + pc * call.ldb + jc + jr : bPacked + (jr - bDirect) * kc;
-      };
+      int64_t bLines = call.transB ? kNr * ((kc + 15) / 16) : 2 * kc;
       for (int64_t ic = i0; ic < i1; ic += kMc) {
         int64_t mc = std::min(kMc, i1 - ic);
         // Under a narrow C (at most 4 panels of B) A is read in place: each packed value would
@@ -245,24 +262,41 @@ void runSlab(const Call &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
         bool columnsInPlace = narrow && call.transA;
         int64_t direct = rowsInPlace || columnsInPlace ? mc / kMr * kMr : 0;
         if (direct < mc) packA(call, ic + direct, mc - direct, pc, kc, aPacked);
+        int64_t tiles = (mc + kMr - 1) / kMr;
         for (int64_t jr = 0; jr < nc; jr += kNr) {
           float *cTile = call.c + ic * call.ldc + jc + jr;
-          int64_t cols = std::min(kNr, nc - jr), bStep;
-          const float *b = bPanel(jr, &bStep);
-          for (int64_t ir = 0; ir < direct; ir += kMr) {
-            if (rowsInPlace)
+          int64_t cols = std::min(kNr, nc - jr), bStep = call.ldb;
+          const float *b = call.b + pc * call.ldb + jc + jr;
+          // B's panels are packed one at a time as the first block of rows reaches them, and
+          // while that block's tiles compute on one panel the next panel's source is asked for,
+          // a slice before each tile: packing then reads the caches, not memory. (Packing all
+          // of B's block first left the cores waiting on memory for it: 15-20% of a
+          // [256, 512] · [512, 1536] in the step.)
+          bool prefetchNext = ic == i0 && jr + kNr < nc && jr + kNr >= bDirect;
+          if (jr >= bDirect) {
+            float *panel = bPacked + (jr - bDirect) * kc;
+            if (ic == i0) packB(call, pc, kc, jc + jr, cols, panel);
+            b = panel;
+            bStep = kNr;
+          }
+          for (int64_t t = 0; t < tiles; ++t) {
+            int64_t ir = t * kMr;
+            if (prefetchNext)
+              prefetchBPanel(call, pc, kc, jc + jr + kNr, bLines * t / tiles,
+                             bLines * (t + 1) / tiles);
+            if (ir < direct && rowsInPlace)
               microKernel<ALayout::Rows>(kc, call.a + (ic + ir) * call.lda + pc, call.lda, b,
                                          bStep, cTile + ir * call.ldc, call.ldc, kMr, cols,
                                          overwrite);
-            else
+            else if (ir < direct)
               microKernel<ALayout::Columns>(kc, call.a + pc * call.lda + ic + ir, call.lda, b,
                                             bStep, cTile + ir * call.ldc, call.ldc, kMr, cols,
                                             overwrite);
+            else
+              microKernel<ALayout::Packed>(kc, aPacked + (ir - direct) * kc, 0, b, bStep,
+                                           cTile + ir * call.ldc, call.ldc,
+                                           std::min(kMr, mc - ir), cols, overwrite);
           }
-          for (int64_t ir = direct; ir < mc; ir += kMr)
-            microKernel<ALayout::Packed>(kc, aPacked + (ir - direct) * kc, 0, b, bStep,
-                                         cTile + ir * call.ldc, call.ldc,
-                                         std::min(kMr, mc - ir), cols, overwrite);
         }
       }
     }
@@ -289,19 +323,70 @@ bool packedGemmAvailable() {
   return have;
 }
 
+namespace {
+
+// C = op(A) · op(B) on this thread, or split into slabs over the pool.
+void gemmSlabs(Call call, bool parallel) {
+  // Each thread packs the operand its slab shares with the others in full: slabs of rows
+  // repeat B's packing, slabs of columns A's; cut the longer side.
+  call.splitRows = call.m >= call.n;
+  call.units = call.splitRows ? (call.m + kMr - 1) / kMr : (call.n + kNr - 1) / kNr;
+  int64_t threads = parallel ? poolThreads() : 1;
+  bool worthSplitting = 2.0 * call.m * call.n * call.k >= 4.0e6;  // about 10 µs of work or more
+  call.parts = worthSplitting ? std::min<int64_t>(threads, call.units) : 1;
+  if (call.parts > 1) parallelFor(0, call.parts, runSlabs, &call);
+  else runSlab(call, 0, call.m, 0, call.n);
+}
+
+// A reduction much longer than C's sides (a weight's gradient: [256, 4096] · [4096, 96]) is cut
+// into kParts fixed by the shape; each part's product goes to its own buffer, on its own thread
+// where there are threads, and C is their sum in part order. Slabs of C would each read all of
+// one operand (2 threads: 7 MB from memory for that shape instead of 5.5), and the operands
+// come from memory in the step.
+struct SplitK {
+  Call call;
+  float *partials;
+  int64_t parts;
+};
+
+void runParts(void *context, int64_t lo, int64_t hi) {
+  const SplitK &split = *static_cast<const SplitK *>(context);
+  const Call &call = split.call;
+  for (int64_t q = lo; q < hi; ++q) {
+    int64_t p0 = call.k * q / split.parts / 16 * 16;
+    int64_t p1 = q + 1 == split.parts ? call.k : call.k * (q + 1) / split.parts / 16 * 16;
+    Call part = call;
+    part.a = call.transA ? call.a + p0 * call.lda : call.a + p0;
+    part.b = call.transB ? call.b + p0 : call.b + p0 * call.ldb;
+    part.k = p1 - p0;
+    part.kc = chunkLength(part.k);
+    part.c = split.partials + q * call.m * call.n;
+    part.ldc = call.n;
+    part.accumulate = false;
+    gemmSlabs(part, false);
+  }
+}
+
+}  // namespace
+
 void packedGemm(const float *a, int64_t lda, bool transA, const float *b, int64_t ldb,
                 bool transB, float *c, int64_t ldc, int64_t m, int64_t n, int64_t k,
                 bool accumulate, bool parallel) {
   Call call{a, b, c, lda, ldb, ldc, m, n, k, chunkLength(k), transA, transB, accumulate};
-  // Each thread packs the operand its slab shares with the others in full: slabs of rows
-  // repeat B's packing, slabs of columns A's; cut the longer side.
-  call.splitRows = m >= n;
-  call.units = call.splitRows ? (m + kMr - 1) / kMr : (n + kNr - 1) / kNr;
-  int64_t threads = parallel ? poolThreads() : 1;
-  bool worthSplitting = 2.0 * m * n * k >= 4.0e6;  // about 10 µs of work or more
-  call.parts = worthSplitting ? std::min<int64_t>(threads, call.units) : 1;
-  if (call.parts > 1) parallelFor(0, call.parts, runSlabs, &call);
-  else runSlab(call, 0, m, 0, n);
+  int64_t parts = k >= 8 * std::max(m, n) ? std::clamp<int64_t>(k / 2048, 1, 4) : 1;
+  if (parts == 1) return gemmSlabs(call, parallel);
+  SplitK split{call, threadScratch().partials.get(static_cast<size_t>(parts * m * n)), parts};
+  if (parallel && poolThreads() > 1) parallelFor(0, parts, runParts, &split);
+  else runParts(&split, 0, parts);
+  for (int64_t i = 0; i < m; ++i) {
+    float *out = c + i * ldc;
+    const float *first = split.partials + i * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = accumulate ? out[j] + first[j] : first[j];
+    for (int64_t q = 1; q < parts; ++q) {
+      const float *partial = split.partials + (q * m + i) * n;
+      for (int64_t j = 0; j < n; ++j) out[j] += partial[j];
+    }
+  }
 }
 
 }  // namespace stepc::rt
