@@ -6,6 +6,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 WORK="${WORK:-$(mktemp -d /tmp/stepc_rtgemm.XXXXXX)}"
+mkdir -p "$WORK"
 THREADS="${THREADS:-1 2}"
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 CPU="$ROOT/runtime/hal/cpu"

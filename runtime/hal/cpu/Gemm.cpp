@@ -1,18 +1,21 @@
-//===- Gemm.cpp - the GEMM interface on the runtime's kernels, oneDNN or OpenBLAS ===//
+//===- Gemm.cpp - the GEMM interface on oneDNN, OpenBLAS and the runtime's kernels ===//
 //
-// On a CPU with AVX-512F every GEMM runs on the runtime's own packed kernels (PackedGemm.h):
-// each thread takes one slab of C and packs what it reads, while the next panel's operands are
-// fetched. In the step, where operands come from memory, they ran byte_lm_residual_small's
-// GEMMs in 7% less time than oneDNN's blocks and byte_lm_residual's (Winograd) in 1-3% less
-// (2 threads, benchmarks/gemm/README.md); a convolution's window needs no copy of its own.
+// Each single-threaded block of a GEMM (see gemm2d) is one call of a BLAS-like sgemm: oneDNN's
+// dnnl_sgemm where libdnnl.so.2 loads (Debian's libdnnl2; dlopen, so executables start
+// without it), else OpenBLAS's cblas_sgemm, which every executable links. On an idle Zen 5
+// core (benchmarks/gemm) oneDNN ran the zoo's shapes at 103-113 GFLOP/s against OpenBLAS's
+// 90-104, and the convolution's small [245 x 96 x 32] GEMMs 1.85-6.3x faster.
 //
-// Elsewhere, or with STEPC_GEMM=onednn or =openblas, each single-threaded block of a GEMM (see
-// gemm2d) is one call of a BLAS-like sgemm: oneDNN's dnnl_sgemm where libdnnl.so.2 loads
-// (Debian's libdnnl2; dlopen, so executables start without it), else OpenBLAS's cblas_sgemm,
-// which every executable links. On an idle Zen 5 core (benchmarks/gemm) oneDNN ran the zoo's
-// shapes at 103-113 GFLOP/s against OpenBLAS's 90-104, and the convolution's small
-// [245 x 96 x 32] GEMMs 1.85-6.3x faster. STEPC_GEMM=stepc insists on the kernels (an error
-// without AVX-512F), =onednn on oneDNN (an error if it does not load). oneDNN's OpenMP runtime
+// A GEMM whose A is a convolution's window (rows that overlap) runs on the runtime's own
+// AVX-512 kernels (PackedGemm.h) where the CPU has them: their packing reads the window in
+// place, where a library call needs it copied into panels first (byte_lm_residual_small's
+// step: 52.1 -> 50.9 ms, every one of 5 alternating pairs faster). Every GEMM on the kernels
+// (STEPC_GEMM=stepc) measured 1-4% faster than oneDNN's blocks on byte_lm_residual's step, the
+// same on byte_lm_residual_small's, and 3-15% slower on the MoE benchmark's h = 128 layers
+// (benchmarks/gemm/README.md), so the rest stays on the library by default.
+//
+// STEPC_GEMM=stepc (every GEMM on the kernels; an error without AVX-512F), =onednn (every GEMM
+// on oneDNN; an error if it does not load) or =openblas chooses. oneDNN's OpenMP runtime
 // is held to one thread per call (OMP_NUM_THREADS=1 before it loads): the runtime's own pool
 // runs the blocks. The bits depend on the library, and on nothing else: the blocks are fixed
 // by the shape. A convolution's window (--step-windowed-gemms: rows that overlap, ld below the
@@ -79,7 +82,8 @@ struct DnnlVersion {
 };
 
 struct Library {
-  bool own = false;          // the runtime's packed kernels (PackedGemm.h)
+  bool own = false;          // every GEMM on the runtime's packed kernels (PackedGemm.h)
+  bool ownWindows = false;   // windows of A on them (the default where they run)
   DnnlSgemm dnnl = nullptr;  // null: OpenBLAS
   std::string name = "OpenBLAS (linked)";  // with its kernels' core, set below
   std::string error;  // STEPC_GEMM=onednn that could not load
@@ -98,7 +102,7 @@ Library loadLibrary() {
     lib.error = "STEPC_GEMM: expected stepc, onednn or openblas, found '" + want + "'";
     return lib;
   }
-  if (want == "stepc" || (want.empty() && packedGemmAvailable())) {
+  if (want == "stepc") {
     if (!packedGemmAvailable()) {
       lib.error = "STEPC_GEMM=stepc, but this CPU has no AVX-512F for the runtime's kernels";
       return lib;
@@ -107,6 +111,7 @@ Library loadLibrary() {
     lib.name = "stepc (the runtime's AVX-512 kernels)";
     return lib;
   }
+  lib.ownWindows = want.empty() && packedGemmAvailable();
   setenv("OMP_NUM_THREADS", "1", 1);  // before libgomp reads it, as oneDNN loads
   void *handle = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
   auto sgemm = handle ? reinterpret_cast<DnnlSgemm>(dlsym(handle, "dnnl_sgemm")) : nullptr;
@@ -127,7 +132,12 @@ Library loadLibrary() {
 }
 
 const Library &library() {
-  static const Library lib = loadLibrary();
+  static const Library lib = [] {
+    Library chosen = loadLibrary();
+    if (chosen.ownWindows && chosen.error.empty())
+      chosen.name += "; convolution windows on the runtime's AVX-512 kernels";
+    return chosen;
+  }();
   return lib;
 }
 
@@ -307,7 +317,8 @@ void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, cons
         skinnyGemm(A.data, A.ld, A.transposed, B.data, B.ld, B.transposed, c, ldc, m, n, k,
                    accumulate, parallel))
       return;
-    if (library().own) {  // its packing reads any ld: a window needs no copy of its own
+    // The kernels' packing reads any ld: a window needs no copy of its own.
+    if (library().own || (library().ownWindows && A.overlapping && !A.transposed)) {
       packedGemm(A.data, A.ld, A.transposed, B.data, B.ld, B.transposed, c, ldc, m, n, k,
                  accumulate, parallel);
       return;
