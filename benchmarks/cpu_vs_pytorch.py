@@ -326,22 +326,35 @@ def stepc_info_flops(binary):
     return int(m.group(1)) if m else None
 
 
-def stepc_gemm_share(binary, a):
-    """The share of stepc's step time in library GEMMs, from STEPC_PROFILE's second step (a run of
-    its own: the profile's clock calls are not in the measured steps; the profile leaves out
-    the first, warm-up step)."""
+def stepc_profile(binary, a):
+    """stepc's kernel profile (STEPC_PROFILE) of one step after the warm-up (a run of its own:
+    the profile's clock calls are not in the measured steps): the share of the step in library
+    GEMMs, their GFLOP/s in all, and each other kernel's time and GB/s (None where the
+    compiler did not estimate its bytes)."""
     env = side_env(a)
     env["STEPC_PROFILE"] = "1"
     r = subprocess.run([binary, "train", "--steps", "2", "--threads", str(a.threads), "--seed",
                         str(a.seed)], capture_output=True, text=True, env=env)
-    gemm = total = 0.0
+    gemm_ms = total = gemm_gflop = 0.0
+    other = []
     for line in r.stderr.splitlines():
         m = re.match(r"^\s*([\d.]+)\s+\d+\s+[\d.]+%\s+(.*)$", line)
-        if m:
-            total += float(m.group(1))
-            if m.group(2).startswith("gemm"):
-                gemm += float(m.group(1))
-    return gemm / total if total > 0 else None
+        if not m:
+            continue
+        ms, name = float(m.group(1)), m.group(2)
+        total += ms
+        rate = re.search(r"\(([\d.]+) (GFLOP|GB)/s\)\s*$", name)
+        if name.startswith("gemm"):
+            gemm_ms += ms
+            if rate and rate.group(2) == "GFLOP":
+                gemm_gflop += float(rate.group(1)) * ms / 1e3
+        else:
+            other.append((ms, float(rate.group(1)) if rate and rate.group(2) == "GB" else None))
+    if total <= 0:
+        return None
+    return {"gemm_share": gemm_ms / total, "gemm_ms": gemm_ms,
+            "gemm_gflops": gemm_gflop / (gemm_ms / 1e3) if gemm_ms > 0 else None,
+            "other": other}
 
 
 def stepc_info_params(binary):
@@ -424,7 +437,10 @@ def bench_stepc(model, a, workdir, depth=None, recipe="model", side="stepc"):
     if rc != 0 and not to:
         res["error"] = f"train rc={rc}: {out[-500:]}"
     elif not to:
-        res["gemm_share"] = stepc_gemm_share(binary, a)
+        prof = stepc_profile(binary, a)
+        if prof:
+            res["gemm_share"] = prof["gemm_share"]
+            res["profile"] = prof
     return res
 
 
@@ -573,6 +589,24 @@ def main():
         if r.get("stepc", {}).get("gemm_share") is not None:
             print(f"stepc step in GEMMs: {100 * r['stepc']['gemm_share']:.0f}% (STEPC_PROFILE), "
                   f"{100 - 100 * r['stepc']['gemm_share']:.0f}% in the other kernels")
+        prof = r.get("stepc", {}).get("profile")
+        if prof and probe:
+            # Issue 14's two rates: GEMMs against the FMA peak, the other kernels against the
+            # triad (their share of time in kernels at >= 70% of it; a kernel whose data stays
+            # in cache can exceed the triad).
+            if prof.get("gemm_gflops"):
+                print(f"stepc GEMMs: {prof['gemm_gflops']:.0f} GFLOP/s in all = "
+                      f"{100 * prof['gemm_gflops'] / probe['fma_gflops_t']:.0f}% of the "
+                      f"{probe['threads']}-thread FMA peak")
+            rated = [(ms, gbs) for ms, gbs in prof["other"] if gbs is not None]
+            rated_ms = sum(ms for ms, _ in rated)
+            if rated_ms > 0:
+                line = 0.7 * probe["triad_gbs_t"]
+                fast = sum(ms for ms, gbs in rated if gbs >= line)
+                print(f"stepc other kernels: {100 * fast / rated_ms:.0f}% of their time in kernels "
+                      f"at >= 70% of the {probe['threads']}-thread triad ({line:.1f} of "
+                      f"{probe['triad_gbs_t']:.1f} GB/s; {rated_ms:.1f} ms a step with a byte "
+                      f"estimate)")
         if "stepc" in r:
             st = r["stepc"]
             timed = [s for s in r if s in TORCH_SIDES and r[s].get("ms") and not math.isnan(r[s]["ms"])]
