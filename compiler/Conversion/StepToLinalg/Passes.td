@@ -41,8 +41,9 @@ def LowerToLinalg : Pass<"step-lower-to-linalg", "mlir::ModuleOp"> {
       range; the compiled code does not check them.
     - layer_norm, rms_norm over the last dimension (f32, f64; biased variance, as in the
       interpreter).
-    - routing: top_k as a parallel generic over [rows, k] (each element sorts its row's
-      best k in registers); route_tokens as a loop over the choices in priority order and
+    - routing: top_k as a reduction over the entries into k slots per row with the rows
+      innermost (the CPU's: they vectorize), or with `parallel-routing` as a parallel generic
+      over [rows, k] (each element sorts its row's best k in registers); route_tokens as a loop over the choices in priority order and
       route_experts as loops (a bisection over the scores' integer keys per expert), or with
       `parallel-routing` (a GPU target's) as kernels without a chain of dependent steps
       (ParallelRoutingPatterns.cpp: cumsums, 256-way counts, binary searches); gather_rows
