@@ -104,9 +104,9 @@ std::pair<Value, Value> pickSlot(mlir::OpBuilder &b, mlir::Location l, Value j, 
 
 // A GPU's form (parallelRouting): one linalg.generic over [rows, k], all parallel: element
 // (r, j) keeps row r's k best entries sorted by insertion (insertEntry), in registers (scf.for
-// over the row carrying 2k scalars), and yields slot j. Rows are independent, so the kernel spreads over threads and GPU
-// blocks like any elementwise one (as a scan it ran on one thread: on a GPU, T·N·k dependent
-// steps of thread 0). The price is doing each row's insertion k times, rows·N·k² compare
+// over the row carrying 2k scalars), and yields slot j. Rows are independent, so the kernel
+// spreads over GPU blocks like any elementwise one (as a scan it ran on one thread: T·N·k
+// dependent steps of thread 0). The price is doing each row's insertion k times, rows·N·k² compare
 // steps, against the experts' T·k·D·H multiply-adds that follow.
 struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -153,11 +153,13 @@ struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
 };
 
 // The CPU's form: the same insertion as TopKLowering, each row's once, with the rows innermost
-// so that the loop over them vectorizes. One linalg.generic reduces over the entries i (outer)
-// into 2k slot tensors of [rows] (the entries in order, as the insertion needs), its rows
-// loop free of dependences; a second, elementwise over [rows, k], picks slot j. TopKLowering's
+// so that the loop over them vectorizes. One linalg.generic reduces over the entries i into 2k
+// slot tensors of [rows] (the entries in order, as the insertion needs), the rows in parallel
+// blocks outside the entries and a dependence-free loop inside them; a second generic,
+// elementwise over [rows, k], picks slot j. TopKLowering's
 // form ran each row's chain of dependent selects k times, the row loop outermost: an E = 64,
-// k = 2 router's [4096, 64] took 3.1 ms a step there (15% of the MoE layer's step).
+// k = 2 router's [4096, 64] took 3.1 ms a step there (15% of the MoE layer's step), this one
+// 0.23 ms (0.87 as one block on one thread).
 struct TopKRowsInnerLowering : mlir::OpRewritePattern<step::TopKOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::TopKOp op, mlir::PatternRewriter &rw) const override {
@@ -166,9 +168,16 @@ struct TopKRowsInnerLowering : mlir::OpRewritePattern<step::TopKOp> {
     int64_t n = inputType.getShape().back(), k = op.getK();
     int64_t rows = inputType.getNumElements() / n;
     mlir::Type element = inputType.getElementType(), i32 = rw.getI32Type();
-    Value x = reshapeTo(rw, loc, op.getInput(), mlir::RankedTensorType::get({rows, n}, element));
-    auto slotValues = mlir::RankedTensorType::get({rows}, element);
-    auto slotIndices = mlir::RankedTensorType::get({rows}, i32);
+    // Rows in blocks of up to 256 (a divisor of rows), the blocks outermost and parallel, so
+    // that the kernel spreads over the threads; the loop within a block vectorizes.
+    int64_t block = std::min<int64_t>(rows, 256);
+    while (rows % block) --block;
+    if (block < 16) block = rows;  // no divisor worth a vector: one block
+    int64_t blocks = rows / block;
+    Value x = reshapeTo(rw, loc, op.getInput(),
+                        mlir::RankedTensorType::get({blocks, block, n}, element));
+    auto slotValues = mlir::RankedTensorType::get({blocks, block}, element);
+    auto slotIndices = mlir::RankedTensorType::get({blocks, block}, i32);
     llvm::SmallVector<Value> inits;
     llvm::SmallVector<mlir::Type> slotTypes;
     for (int64_t slot = 0; slot < 2 * k; ++slot) {
@@ -181,26 +190,33 @@ struct TopKRowsInnerLowering : mlir::OpRewritePattern<step::TopKOp> {
       slotTypes.push_back(type);
     }
     mlir::MLIRContext *ctx = rw.getContext();
-    mlir::AffineExpr i = rw.getAffineDimExpr(0), r = rw.getAffineDimExpr(1);
-    llvm::SmallVector<mlir::AffineMap> maps{mlir::AffineMap::get(2, 0, {r, i}, ctx)};
-    maps.append(2 * k, mlir::AffineMap::get(2, 0, {r}, ctx));
+    mlir::AffineExpr b = rw.getAffineDimExpr(0), i = rw.getAffineDimExpr(1),
+                     r = rw.getAffineDimExpr(2);
+    llvm::SmallVector<mlir::AffineMap> maps{mlir::AffineMap::get(3, 0, {b, r, i}, ctx)};
+    maps.append(2 * k, mlir::AffineMap::get(3, 0, {b, r}, ctx));
     auto reduce = rw.create<mlir::linalg::GenericOp>(
         loc, slotTypes, ValueRange{x}, inits, maps,
-        llvm::SmallVector<mlir::utils::IteratorType>{mlir::utils::IteratorType::reduction,
+        llvm::SmallVector<mlir::utils::IteratorType>{mlir::utils::IteratorType::parallel,
+                                                     mlir::utils::IteratorType::reduction,
                                                      mlir::utils::IteratorType::parallel},
-        [&](mlir::OpBuilder &b, mlir::Location l, ValueRange args) {
-          Scalars s{b, l};
-          Value index = s.toI32(b.create<mlir::linalg::IndexOp>(l, 0));
-          b.create<mlir::linalg::YieldOp>(
-              l, insertEntry(b, l, args[0], index, args.drop_front(1), k));
+        [&](mlir::OpBuilder &bb, mlir::Location l, ValueRange args) {
+          Scalars s{bb, l};
+          Value index = s.toI32(bb.create<mlir::linalg::IndexOp>(l, 1));
+          bb.create<mlir::linalg::YieldOp>(
+              l, insertEntry(bb, l, args[0], index, args.drop_front(1), k));
         });
+    llvm::SmallVector<Value> slots;
+    for (int64_t slot = 0; slot < 2 * k; ++slot)
+      slots.push_back(reshapeTo(
+          rw, loc, reduce.getResult(slot),
+          mlir::RankedTensorType::get({rows}, slot < k ? element : mlir::Type(i32))));
     auto valuesType = mlir::RankedTensorType::get({rows, k}, element);
     auto indicesType = mlir::RankedTensorType::get({rows, k}, i32);
     mlir::AffineExpr row = rw.getAffineDimExpr(0);
     llvm::SmallVector<mlir::AffineMap> pickMaps(2 * k, mlir::AffineMap::get(2, 0, {row}, ctx));
     pickMaps.append(2, rw.getMultiDimIdentityMap(2));
     auto pick = rw.create<mlir::linalg::GenericOp>(
-        loc, mlir::TypeRange{valuesType, indicesType}, reduce.getResults(),
+        loc, mlir::TypeRange{valuesType, indicesType}, slots,
         ValueRange{emptyTensor(rw, loc, valuesType), emptyTensor(rw, loc, indicesType)},
         pickMaps,
         llvm::SmallVector<mlir::utils::IteratorType>(2, mlir::utils::IteratorType::parallel),
