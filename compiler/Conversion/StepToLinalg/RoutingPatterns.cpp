@@ -57,6 +57,19 @@ struct GatherRowsLowering : mlir::OpRewritePattern<step::GatherRowsOp> {
   }
 };
 
+// What both top_k lowerings read off the op: its input viewed as [rows, n], k of n per row.
+struct TopKShape {
+  mlir::Location loc;
+  mlir::RankedTensorType inputType;
+  int64_t n, k, rows;
+  mlir::Type element;
+  static TopKShape of(step::TopKOp op) {
+    auto type = typeOf(op.getInput());
+    int64_t n = type.getShape().back();
+    return {op.getLoc(), type, n, op.getK(), type.getNumElements() / n, type.getElementType()};
+  }
+};
+
 // Row r's k best so far, slots 0..k-1's values then their indices (-1: empty), after entry
 // (value, index): the entry bubbles down the slots, displacing the first it beats (an empty
 // slot, a smaller value, or a number when it is NaN; equal values do not displace, so the lower
@@ -111,11 +124,7 @@ std::pair<Value, Value> pickSlot(mlir::OpBuilder &b, mlir::Location l, Value j, 
 struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::TopKOp op, mlir::PatternRewriter &rw) const override {
-    mlir::Location loc = op.getLoc();
-    auto inputType = typeOf(op.getInput());
-    int64_t n = inputType.getShape().back(), k = op.getK();
-    int64_t rows = inputType.getNumElements() / n;
-    mlir::Type element = inputType.getElementType();
+    auto [loc, inputType, n, k, rows, element] = TopKShape::of(op);
     auto valuesType = mlir::RankedTensorType::get({rows, k}, element);
     auto indicesType = mlir::RankedTensorType::get({rows, k}, rw.getI32Type());
     Value x = reshapeTo(rw, loc, op.getInput(), mlir::RankedTensorType::get({rows, n}, element));
@@ -163,11 +172,8 @@ struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
 struct TopKRowsInnerLowering : mlir::OpRewritePattern<step::TopKOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::TopKOp op, mlir::PatternRewriter &rw) const override {
-    mlir::Location loc = op.getLoc();
-    auto inputType = typeOf(op.getInput());
-    int64_t n = inputType.getShape().back(), k = op.getK();
-    int64_t rows = inputType.getNumElements() / n;
-    mlir::Type element = inputType.getElementType(), i32 = rw.getI32Type();
+    auto [loc, inputType, n, k, rows, element] = TopKShape::of(op);
+    mlir::Type i32 = rw.getI32Type();
     // Rows in blocks of up to 256 (a divisor of rows), the blocks outermost and parallel, so
     // that the kernel spreads over the threads; the loop within a block vectorizes.
     int64_t block = std::min<int64_t>(rows, 256);
