@@ -9,7 +9,7 @@
 //               side, each whole on one thread: what the compiler now emits);
 //   own split / own batch   the same two with the runtime's AVX-512 kernels (PackedGemm.h).
 // Usage: winograd_planes_bench THREADS PEAK_GFLOPS LAYOUT   (0 forward, 1 input gradient,
-// 2 weight gradient; run_winograd_planes.sh builds and runs all three at 1 and 2 threads).
+// 2 weight gradient; `run_runtime_gemm.sh --planes` builds and runs all three at 1 and 2 threads).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
