@@ -16,16 +16,17 @@ namespace {
 
 namespace ar = mlir::arith;
 
-// The base of `v` if `v` is a slice base[0, ..., at, ..., 0] with the state's shape (1 along
-// the axis), the base `length` long along it.
+// The base of `v` if `v` is a slice base[0, ..., at, ..., 0] of `element`s with the state's
+// shape (1 along the axis), the base `length` long along it.
 mlir::Value sliceBase(mlir::Value v, mlir::scf::ForOp loop, mlir::Value at,
-                      llvm::ArrayRef<int64_t> shape, int64_t length, int64_t &axis) {
+                      llvm::ArrayRef<int64_t> shape, int64_t length, mlir::Type element,
+                      int64_t &axis) {
   auto view = v.getDefiningOp<mlir::memref::SubViewOp>();
   if (!view || view->getBlock() != loop.getBody() ||
       !loop.isDefinedOutsideOfLoop(view.getSource()))
     return {};
   auto base = llvm::cast<mlir::MemRefType>(view.getSource().getType());
-  if (base.getRank() != static_cast<int64_t>(shape.size()) || !base.getElementType().isF32() ||
+  if (base.getRank() != static_cast<int64_t>(shape.size()) || base.getElementType() != element ||
       !base.hasStaticShape() || view.getType().getRank() != base.getRank())
     return {};
   int64_t found = -1;
@@ -69,13 +70,14 @@ std::optional<ScanLoop> matchScanLoop(mlir::scf::ForOp loop) {
       add.getNumDpsInits() != 1 || add.getNumReductionLoops() != 0 ||
       !llvm::all_of(add.getIndexingMapsArray(), [](mlir::AffineMap m) { return m.isIdentity(); }))
     return std::nullopt;
-  // The body: yield(addf(in, out)), either order.
+  // The body: yield(addf(in, out)) for f32, yield(addi(in, out)) for i32 (a routing's counts),
+  // either order.
   mlir::Block *body = add.getBody();
   auto yield = llvm::cast<mlir::linalg::YieldOp>(body->getTerminator());
-  auto sum = yield.getNumOperands() == 1 ? yield.getOperand(0).getDefiningOp<ar::AddFOp>()
-                                         : ar::AddFOp();
-  if (!sum || body->getOperations().size() != 2) return std::nullopt;
-  llvm::SmallPtrSet<mlir::Value, 2> operands{sum.getLhs(), sum.getRhs()};
+  mlir::Operation *sum = yield.getNumOperands() == 1 ? yield.getOperand(0).getDefiningOp() : nullptr;
+  if (!sum || !llvm::isa<ar::AddFOp, ar::AddIOp>(sum) || body->getOperations().size() != 2)
+    return std::nullopt;
+  llvm::SmallPtrSet<mlir::Value, 2> operands{sum->getOperand(0), sum->getOperand(1)};
   if (!operands.contains(body->getArgument(0)) || !operands.contains(body->getArgument(1)))
     return std::nullopt;
 
@@ -83,9 +85,12 @@ std::optional<ScanLoop> matchScanLoop(mlir::scf::ForOp loop) {
   scan.length = *ub;
   scan.state = add.getDpsInits()[0];
   auto stateType = llvm::dyn_cast<mlir::MemRefType>(scan.state.getType());
-  if (!stateType || !stateType.hasStaticShape() || !stateType.getElementType().isF32() ||
-      !loop.isDefinedOutsideOfLoop(scan.state) || copy.getDpsInputs()[0] != scan.state)
+  if (!stateType || !stateType.hasStaticShape() || !loop.isDefinedOutsideOfLoop(scan.state) ||
+      copy.getDpsInputs()[0] != scan.state)
     return std::nullopt;
+  scan.element = stateType.getElementType();
+  bool isFloat = llvm::isa<ar::AddFOp>(sum);
+  if (isFloat ? !scan.element.isF32() : !scan.element.isInteger(32)) return std::nullopt;
   scan.shape.assign(stateType.getShape().begin(), stateType.getShape().end());
   // The position: the slice's one dynamic offset.
   auto view = add.getDpsInputs()[0].getDefiningOp<mlir::memref::SubViewOp>();
@@ -97,8 +102,10 @@ std::optional<ScanLoop> matchScanLoop(mlir::scf::ForOp loop) {
       return std::nullopt;
     scan.reverse = true;
   }
-  scan.x = sliceBase(add.getDpsInputs()[0], loop, at, scan.shape, scan.length, scan.axis);
-  scan.y = sliceBase(copy.getDpsInits()[0], loop, at, scan.shape, scan.length, scan.axis);
+  scan.x = sliceBase(add.getDpsInputs()[0], loop, at, scan.shape, scan.length, scan.element,
+                     scan.axis);
+  scan.y = sliceBase(copy.getDpsInits()[0], loop, at, scan.shape, scan.length, scan.element,
+                     scan.axis);
   if (!scan.x || !scan.y || scan.shape[scan.axis] != 1) return std::nullopt;
   scan.add = add;
   scan.copy = copy;

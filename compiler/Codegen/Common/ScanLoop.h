@@ -19,6 +19,7 @@ namespace stepc::codegen {
 
 struct ScanLoop {
   mlir::Value x, y, state;           // x and y: [..., length, ...]; state: 1 along the axis
+  mlir::Type element;                // f32, or i32 (an MoE routing's counts)
   llvm::SmallVector<int64_t> shape;  // the state's
   int64_t axis = -1, length = 0;
   bool reverse = false;
@@ -26,7 +27,7 @@ struct ScanLoop {
   mlir::linalg::CopyOp copy;         // y slice = state
 };
 
-// The parts of an f32 cumsum loop (a constant trip count, an add of one slice into the running
+// The parts of an f32 or i32 cumsum loop (a constant trip count, an add of one slice into the running
 // sum and a copy of the sum into the result's slice at the same position), or std::nullopt.
 std::optional<ScanLoop> matchScanLoop(mlir::scf::ForOp loop);
 

@@ -22,6 +22,12 @@ namespace {
 namespace ar = mlir::arith;
 constexpr int64_t kWarp = 32;
 
+// a + b in the scan's element type: f32, or i32 (an MoE routing's counts, exact in any order).
+mlir::Value add(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lhs, mlir::Value rhs) {
+  if (llvm::isa<mlir::FloatType>(lhs.getType())) return b.create<ar::AddFOp>(loc, lhs, rhs);
+  return b.create<ar::AddIOp>(loc, lhs, rhs);
+}
+
 }  // namespace
 
 std::optional<BlockScanLaunch> mapBlockScan(mlir::gpu::GPUFuncOp fn) {
@@ -34,7 +40,7 @@ std::optional<BlockScanLaunch> mapBlockScan(mlir::gpu::GPUFuncOp fn) {
 
   mlir::Location loc = loop.getLoc();
   mlir::OpBuilder b(loop);
-  mlir::Type f32 = b.getF32Type();
+  mlir::Type element = scan->element;
   auto c = [&](int64_t v) -> mlir::Value { return b.create<ar::ConstantIndexOp>(loc, v); };
   int64_t columns = 1;
   for (int64_t d : scan->shape) columns *= d;
@@ -43,8 +49,11 @@ std::optional<BlockScanLaunch> mapBlockScan(mlir::gpu::GPUFuncOp fn) {
   // [segment][column], a row padded to 33 so that phase 2 (a warp reading a column) does not
   // hit one bank 32 times.
   mlir::Value totals = fn.addWorkgroupAttribution(
-      mlir::MemRefType::get({kWarp, kWarp + 1}, f32, mlir::AffineMap(), space), loc);
-  mlir::Value neutral = reductionIdentity(b, loc, mlir::gpu::AllReduceOperation::ADD, f32);
+      mlir::MemRefType::get({kWarp, kWarp + 1}, element, mlir::AffineMap(), space), loc);
+  mlir::Value neutral =
+      llvm::isa<mlir::FloatType>(element)
+          ? reductionIdentity(b, loc, mlir::gpu::AllReduceOperation::ADD, element)
+          : b.create<ar::ConstantOp>(loc, b.getIntegerAttr(element, 0)).getResult();
   mlir::Value tid = b.create<mlir::gpu::ThreadIdOp>(loc, mlir::gpu::Dimension::x);
   mlir::Value bid = b.create<mlir::gpu::BlockIdOp>(loc, mlir::gpu::Dimension::x);
   mlir::Value lane = b.create<ar::RemUIOp>(loc, tid, c(kWarp));
@@ -77,7 +86,7 @@ std::optional<BlockScanLaunch> mapBlockScan(mlir::gpu::GPUFuncOp fn) {
             l, first, end, bb.create<ar::ConstantIndexOp>(l, 1), mlir::ValueRange{neutral},
             [&](mlir::OpBuilder &lb, mlir::Location ll, mlir::Value s, mlir::ValueRange acc) {
               mlir::Value x = lb.create<mlir::memref::LoadOp>(ll, scan->x, at(lb, indices, s));
-              lb.create<mlir::scf::YieldOp>(ll, lb.create<ar::AddFOp>(ll, acc[0], x).getResult());
+              lb.create<mlir::scf::YieldOp>(ll, add(lb, ll, acc[0], x));
             });
         bb.create<mlir::scf::YieldOp>(l, sum.getResults());
       },
@@ -99,10 +108,10 @@ std::optional<BlockScanLaunch> mapBlockScan(mlir::gpu::GPUFuncOp fn) {
       },
       [&](mlir::OpBuilder &bb, mlir::Location l) { bb.create<mlir::scf::YieldOp>(l, neutral); });
   mlir::Value own = b.create<mlir::memref::LoadOp>(loc, totals, mlir::ValueRange{lane, warp});
-  mlir::Value value = b.create<ar::AddFOp>(loc, init.getResult(0), own);
+  mlir::Value value = add(b, loc, init.getResult(0), own);
   for (int offset = 1; offset < kWarp; offset <<= 1) {
     auto up = b.create<mlir::gpu::ShuffleOp>(loc, value, offset, kWarp, mlir::gpu::ShuffleMode::UP);
-    mlir::Value sum = b.create<ar::AddFOp>(loc, up.getShuffleResult(), value);
+    mlir::Value sum = add(b, loc, up.getShuffleResult(), value);
     value = b.create<ar::SelectOp>(loc, up.getValid(), sum, value);
   }
   auto before = b.create<mlir::gpu::ShuffleOp>(loc, value, 1, kWarp, mlir::gpu::ShuffleMode::UP);
@@ -120,7 +129,7 @@ std::optional<BlockScanLaunch> mapBlockScan(mlir::gpu::GPUFuncOp fn) {
         [&](mlir::OpBuilder &lb, mlir::Location ll, mlir::Value s, mlir::ValueRange acc) {
           auto where = at(lb, indices, s);
           mlir::Value x = lb.create<mlir::memref::LoadOp>(ll, scan->x, where);
-          mlir::Value next = lb.create<ar::AddFOp>(ll, acc[0], x);
+          mlir::Value next = add(lb, ll, acc[0], x);
           lb.create<mlir::memref::StoreOp>(ll, next, scan->y, where);
           lb.create<mlir::scf::YieldOp>(ll, next);
         });

@@ -34,9 +34,11 @@ struct BlockScanLaunch {
 };
 
 // Replaces the `step.scan` loop at the top level of `fn` by the block scan above and returns
-// its launch; std::nullopt (nothing changed) when the loop is not an f32 cumsum's (a constant
-// trip count, an add of one slice into the running sum and a copy of the sum into the result's
-// slice at the same position, forwards or from the end).
+// its launch; std::nullopt (nothing changed) when the loop is not an f32 or i32 cumsum's (a
+// constant trip count, an add of one slice into the running sum and a copy of the sum into the
+// result's slice at the same position, forwards or from the end). The i32 one is token
+// choice's count of each expert's earlier choices (ParallelRoutingPatterns.cpp): E columns of
+// k·T steps, which one thread per column ran one after the other.
 std::optional<BlockScanLaunch> mapBlockScan(mlir::gpu::GPUFuncOp fn);
 
 }  // namespace stepc::codegen
