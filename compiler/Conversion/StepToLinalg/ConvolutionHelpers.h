@@ -9,10 +9,11 @@ namespace stepc::lowering {
 /// `value` [B, S, C] with `left` and `right` zero rows on the sequence axis.
 mlir::Value padSequence(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value, int64_t left,
                         int64_t right);
-/// acc[m, n] += op(a)[m, k] · op(b)[k, n] as a 2-D linalg.generic contraction (a library
-/// GEMM once bufferized).
-mlir::Value matmul2d(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lhs, mlir::Value rhs,
-                     mlir::Value acc, bool transLhs, bool transRhs);
+/// acc[(β,) m, n] += op(a)[(β,) m, k] · op(b)[(β,) k, n] as one linalg.generic contraction,
+/// with a leading batch dim β when acc has rank 3 (a library GEMM, or a batch of them, once
+/// bufferized).
+mlir::Value matmulInto(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lhs, mlir::Value rhs,
+                       mlir::Value acc, bool transLhs, bool transRhs);
 /// wf[s, j, i] = w[K-1-s, i, j]: a [K, Cin, Cout] weight's taps reversed and transposed.
 mlir::Value flippedTaps(mlir::OpBuilder &b, mlir::Location loc, mlir::Value weight);
 /// Tap k of a [K, Cin, Cout] weight as [Cin, Cout].

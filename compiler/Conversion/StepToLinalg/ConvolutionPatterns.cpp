@@ -222,22 +222,30 @@ struct Conv1dGradWeightLowering : mlir::OpRewritePattern<step::Conv1dGradWeightO
 
 }  // namespace
 
-// acc[m, n] += op(a)[m, k] · op(b)[k, n] as a 2-D linalg.generic contraction.
-Value matmul2d(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs, Value acc,
-               bool transLhs, bool transRhs) {
+// acc[(β,) m, n] += op(a)[(β,) m, k] · op(b)[(β,) k, n] as one linalg.generic contraction,
+// with a leading batch dim β when acc has rank 3.
+Value matmulInto(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs, Value acc,
+                 bool transLhs, bool transRhs) {
   using mlir::utils::IteratorType;
   mlir::MLIRContext *ctx = b.getContext();
+  unsigned batch = llvm::cast<mlir::RankedTensorType>(acc.getType()).getRank() - 2;
+  unsigned loops = batch + 3;
   auto d = [&](unsigned i) { return mlir::getAffineDimExpr(i, ctx); };
-  mlir::AffineExpr m = d(0), n = d(1), k = d(2);
-  auto map = [&](llvm::ArrayRef<mlir::AffineExpr> e) { return mlir::AffineMap::get(3, 0, e, ctx); };
+  mlir::AffineExpr m = d(batch), n = d(batch + 1), k = d(batch + 2);
+  auto map = [&](llvm::ArrayRef<mlir::AffineExpr> e) {
+    llvm::SmallVector<mlir::AffineExpr> exprs;
+    for (unsigned i = 0; i < batch; ++i) exprs.push_back(d(i));
+    exprs.append(e.begin(), e.end());
+    return mlir::AffineMap::get(loops, 0, exprs, ctx);
+  };
   llvm::SmallVector<mlir::AffineMap> maps = {transLhs ? map({k, m}) : map({m, k}),
                                              transRhs ? map({n, k}) : map({k, n}), map({m, n})};
+  llvm::SmallVector<IteratorType> iterators(loops - 1, IteratorType::parallel);
+  iterators.push_back(IteratorType::reduction);
   return b
       .create<mlir::linalg::GenericOp>(
           loc, mlir::TypeRange{acc.getType()}, mlir::ValueRange{lhs, rhs}, mlir::ValueRange{acc},
-          maps,
-          llvm::SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
-                                          IteratorType::reduction},
+          maps, iterators,
           [&](mlir::OpBuilder &bb, mlir::Location l, mlir::ValueRange args) {
             // bf16 operands are extended (exactly) to the f32 accumulator.
             mlir::Type accElement = args[2].getType();
@@ -298,7 +306,7 @@ Value shiftedGemmSum(mlir::OpBuilder &b, mlir::Location loc, Value flat, Value w
   Value acc = rowWindow(b, loc, full, 0, r);
   acc = b.create<mlir::linalg::FillOp>(loc, scalarConstant(b, loc, element, 0.0), acc).getResult(0);
   for (int64_t k = 0; k < kernel; ++k)
-    acc = matmul2d(b, loc, rowWindow(b, loc, flat, shift(k), r), tap(b, loc, weight, k), acc,
+    acc = matmulInto(b, loc, rowWindow(b, loc, flat, shift(k), r), tap(b, loc, weight, k), acc,
                    false, transW);
   full = b.create<mlir::tensor::InsertSliceOp>(
       loc, acc, full, llvm::ArrayRef<mlir::OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
@@ -445,7 +453,7 @@ struct Conv1dGradWeightAsGemms : mlir::OpRewritePattern<step::Conv1dGradWeightOp
       Value acc = tap(rw, loc, dw, k);
       acc = rw.create<mlir::linalg::FillOp>(loc, scalarConstant(rw, loc, element, 0.0), acc)
                 .getResult(0);
-      acc = matmul2d(rw, loc, rowWindow(rw, loc, x, k, r), gWindow, acc, true, false);
+      acc = matmulInto(rw, loc, rowWindow(rw, loc, x, k, r), gWindow, acc, true, false);
       dw = rw.create<mlir::tensor::InsertSliceOp>(
           loc, acc, dw,
           llvm::ArrayRef<mlir::OpFoldResult>{rw.getIndexAttr(k), rw.getIndexAttr(0), rw.getIndexAttr(0)},

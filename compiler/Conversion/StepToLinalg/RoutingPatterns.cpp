@@ -68,6 +68,15 @@ struct TopKShape {
     int64_t n = type.getShape().back();
     return {op.getLoc(), type, n, op.getK(), type.getNumElements() / n, type.getElementType()};
   }
+  // Replaces `op` by the [rows, k] values and indices, reshaped to the input's shape with k
+  // last.
+  void replace(mlir::PatternRewriter &rw, step::TopKOp op, Value values, Value indices) const {
+    llvm::SmallVector<int64_t> shape(inputType.getShape());
+    shape.back() = k;
+    rw.replaceOp(op, {reshapeTo(rw, loc, values, mlir::RankedTensorType::get(shape, element)),
+                      reshapeTo(rw, loc, indices,
+                                mlir::RankedTensorType::get(shape, rw.getI32Type()))});
+  }
 };
 
 // Row r's k best so far, slots 0..k-1's values then their indices (-1: empty), after entry
@@ -124,7 +133,8 @@ std::pair<Value, Value> pickSlot(mlir::OpBuilder &b, mlir::Location l, Value j, 
 struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::TopKOp op, mlir::PatternRewriter &rw) const override {
-    auto [loc, inputType, n, k, rows, element] = TopKShape::of(op);
+    TopKShape topK = TopKShape::of(op);
+    auto [loc, inputType, n, k, rows, element] = topK;
     auto valuesType = mlir::RankedTensorType::get({rows, k}, element);
     auto indicesType = mlir::RankedTensorType::get({rows, k}, rw.getI32Type());
     Value x = reshapeTo(rw, loc, op.getInput(), mlir::RankedTensorType::get({rows, n}, element));
@@ -151,12 +161,7 @@ struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
           auto [value, index] = pickSlot(b, l, j, row.getResults(), k);
           b.create<mlir::linalg::YieldOp>(l, ValueRange{value, index});
         });
-    llvm::SmallVector<int64_t> shape(inputType.getShape());
-    shape.back() = k;
-    rw.replaceOp(op, {reshapeTo(rw, loc, generic.getResult(0),
-                                mlir::RankedTensorType::get(shape, element)),
-                      reshapeTo(rw, loc, generic.getResult(1),
-                                mlir::RankedTensorType::get(shape, rw.getI32Type()))});
+    topK.replace(rw, op, generic.getResult(0), generic.getResult(1));
     return mlir::success();
   }
 };
@@ -172,7 +177,8 @@ struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
 struct TopKRowsInnerLowering : mlir::OpRewritePattern<step::TopKOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::TopKOp op, mlir::PatternRewriter &rw) const override {
-    auto [loc, inputType, n, k, rows, element] = TopKShape::of(op);
+    TopKShape topK = TopKShape::of(op);
+    auto [loc, inputType, n, k, rows, element] = topK;
     mlir::Type i32 = rw.getI32Type();
     // Rows in blocks of up to 256 (a divisor of rows), the blocks outermost and parallel, so
     // that the kernel spreads over the threads; the loop within a block vectorizes.
@@ -231,12 +237,7 @@ struct TopKRowsInnerLowering : mlir::OpRewritePattern<step::TopKOp> {
           auto [value, index] = pickSlot(b, l, j, args.take_front(2 * k), k);
           b.create<mlir::linalg::YieldOp>(l, ValueRange{value, index});
         });
-    llvm::SmallVector<int64_t> shape(inputType.getShape());
-    shape.back() = k;
-    rw.replaceOp(op, {reshapeTo(rw, loc, pick.getResult(0),
-                                mlir::RankedTensorType::get(shape, element)),
-                      reshapeTo(rw, loc, pick.getResult(1),
-                                mlir::RankedTensorType::get(shape, i32))});
+    topK.replace(rw, op, pick.getResult(0), pick.getResult(1));
     return mlir::success();
   }
 };

@@ -177,33 +177,14 @@ Value weightTransform(mlir::OpBuilder &b, mlir::Location loc, Value weight,
 Value planeGemms(mlir::OpBuilder &b, mlir::Location loc, Value lhs, Value rhs, int64_t rows,
                  int64_t cols, bool transLhs, bool transRhs, int64_t alpha,
                  Value accumulate = nullptr) {
-  using mlir::utils::IteratorType;
   mlir::Type f32 = b.getF32Type();
-  mlir::MLIRContext *ctx = b.getContext();
   Value all = accumulate;
   if (!all)
     all = b.create<mlir::linalg::FillOp>(
                 loc, scalarConstant(b, loc, f32, 0.0),
                 emptyTensor(b, loc, mlir::RankedTensorType::get({alpha, rows, cols}, f32)))
               .getResult(0);
-  auto d = [&](unsigned i) { return mlir::getAffineDimExpr(i, ctx); };
-  mlir::AffineExpr x = d(0), m = d(1), n = d(2), k = d(3);
-  auto map = [&](llvm::ArrayRef<mlir::AffineExpr> e) { return mlir::AffineMap::get(4, 0, e, ctx); };
-  llvm::SmallVector<mlir::AffineMap> maps = {transLhs ? map({x, k, m}) : map({x, m, k}),
-                                             transRhs ? map({x, n, k}) : map({x, k, n}),
-                                             map({x, m, n})};
-  return b
-      .create<mlir::linalg::GenericOp>(
-          loc, mlir::TypeRange{all.getType()}, mlir::ValueRange{lhs, rhs}, mlir::ValueRange{all},
-          maps,
-          llvm::SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
-                                          IteratorType::parallel, IteratorType::reduction},
-          [&](mlir::OpBuilder &bb, mlir::Location l, mlir::ValueRange args) {
-            Value product = bb.create<mlir::arith::MulFOp>(l, args[0], args[1]);
-            bb.create<mlir::linalg::YieldOp>(
-                l, bb.create<mlir::arith::AddFOp>(l, args[2], product).getResult());
-          })
-      .getResult(0);
+  return matmulInto(b, loc, lhs, rhs, all, transLhs, transRhs);
 }
 
 // value[b0 : b0 + count] of a [B, ...] tensor: one batch chunk (b0 the chunk loop's index).
