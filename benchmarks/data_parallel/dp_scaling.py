@@ -72,17 +72,17 @@ def main():
     one = os.path.join(tmp, "one")
     many = os.path.join(tmp, "many")
     run([STEPC, "compile", *MODEL, "-o", one])
-    run([STEPC, "compile", *MODEL, f"--batch={16 * n}", f"--micro-batches={n}", "--data-parallel",
+    run([STEPC, "compile", *MODEL, f"--global-batch={16 * n}", "--data-parallel",
          *([f"--shard-optimizer={n}"] if a.shard_optimizer else []), "-o", many])
     # One process runs the global batch unsharded (a sharded step needs its N ranks).
     serial = os.path.join(tmp, "serial")
-    run([STEPC, "compile", *MODEL, f"--batch={16 * n}", f"--micro-batches={n}", "--data-parallel",
+    run([STEPC, "compile", *MODEL, f"--global-batch={16 * n}", "--data-parallel",
          *([f"--shard-optimizer={n}"] if a.shard_optimizer else []), "--overlap-reductions=false",
          "-o", serial])
     whole = many
     if a.shard_optimizer:
         whole = os.path.join(tmp, "whole")
-        run([STEPC, "compile", *MODEL, f"--batch={16 * n}", f"--micro-batches={n}",
+        run([STEPC, "compile", *MODEL, f"--global-batch={16 * n}",
              "--data-parallel", "-o", whole])
     info = run([many, "info"])
     reduce_line = next((l for l in info.splitlines() if l.startswith("data-parallel")), "")

@@ -132,6 +132,11 @@ ABSL_FLAG(std::string, dump_phases_to, "",
 ABSL_FLAG(int64_t, batch, 0,
           "override the leading (batch) dimension of every input (0: keep); a model whose "
           "inputs lead with its dim B gets --dim=B=N");
+ABSL_FLAG(int64_t, global_batch, 0,
+          "set the step's batch to this many rows, each micro-batch keeping the model's own "
+          "size: --global-batch=N*B on a model of batch B trains N micro-batches of B (one per "
+          "rank under `mpirun -np N` with --data-parallel); --micro-batches still overrides "
+          "the count; not with --batch");
 ABSL_FLAG(std::string, config, "",
           "apply the model's configuration NAME (step.model ... configs(NAME = (dims...))), e.g. "
           "--config=tiny; --dim overrides on top of it");
@@ -160,7 +165,7 @@ namespace {
 constexpr const char *kUsage = R"(stepc: an ahead-of-time compiler for whole training steps.
 
 Usage:
-  stepc check MODEL.mlir [--config=NAME] [--batch=N] [--dim=NAME=VALUE,...]
+  stepc check MODEL.mlir [--config=NAME] [--batch=N | --global-batch=G] [--dim=NAME=VALUE,...]
       Parse and verify a model; print a summary. Exit 0 when it is valid, 1 otherwise.
   stepc compile MODEL.mlir [-o NAME] [--cpu=native|CPU] [training flags] [--batch=N] [--dim=...]
       Compile the model's training step to a native, standalone training executable NAME
@@ -176,6 +181,8 @@ Usage:
       threads one after another, to check their numbers without a GPU.
   Training flags: [--optimizer=sgd|adam|adamw] [--lr=X] [--sam-rho=X] [--micro-batches=K]
                   [--clip=none|global_norm|agc] override the model's step.config.
+                  [--global-batch=G]: G rows a step in micro-batches of the model's size
+                  (G = N x its batch: one micro-batch per rank on `mpirun -np N`).
                   [--precision=bf16] (compile): matmuls and convolutions in bf16, norms,
                   softmax, losses and sums in f32, f32 master weights and optimizer state.
                   [--memory-budget=BYTES] (compile, interpret; e.g. 512M): per repeat, what
@@ -554,6 +561,29 @@ int main(int argc, char **argv) {
   // Errors point at the user's file; a dump of the failing op would bury them.
   context.printOpOnDiagnostic(false);
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  if (isSpecified("global_batch")) {
+    // The model's batch (with --config and --dim) stays each micro-batch's size times its
+    // own micro-batch count: what changes is how many micro-batches make the step.
+    int64_t global = absl::GetFlag(FLAGS_global_batch);
+    if (global < 1) return fail("--global-batch must be positive, found " + std::to_string(global));
+    if (isSpecified("batch"))
+      return fail("--global-batch and --batch set the same dim: give one (--global-batch keeps "
+                  "each micro-batch the model's size, --batch resizes the model)");
+    mlir::OwningOpRef<mlir::ModuleOp> probe = stepc::loadModel(sourceMgr, context, overrides);
+    if (!probe) return 1;
+    stepc::step::ModelOp model = stepc::getSingleModel(*probe);
+    if (!model) return 1;
+    mlir::FailureOr<int64_t> batch = stepc::inputsBatch(model);
+    mlir::FailureOr<stepc::train::TrainConfig> config = stepc::train::resolveTrainConfig(model, {});
+    if (failed(batch) || failed(config)) return 1;
+    if (global % *batch)
+      return fail("--global-batch=" + std::to_string(global) + " is not a multiple of " +
+                  model.getSymName().str() + "'s batch of " + std::to_string(*batch) +
+                  " rows (the leading dim of its inputs)");
+    if (stageOptions.train.microBatches == 0)
+      stageOptions.train.microBatches = config->microBatches * (global / *batch);
+    overrides.batch = global;
+  }
   mlir::OwningOpRef<mlir::ModuleOp> module = stepc::loadModel(sourceMgr, context, overrides);
   if (!module) return 1;
   stepc::step::ModelOp model = stepc::getSingleModel(*module);

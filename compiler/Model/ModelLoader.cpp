@@ -1,6 +1,8 @@
 //===- ModelLoader.cpp - read, override and verify a model file ----------===//
 #include "compiler/Model/ModelLoader.h"
 
+#include <string>
+
 #include "dialects/step/IR/ModelInstances.h"
 #include "dialects/step/IR/ShapeRules.h"
 #include "dialects/step/IR/StepAsm.h"
@@ -88,6 +90,25 @@ mlir::LogicalResult applyBatchOverride(step::ModelOp model, int64_t batch) {
     }
   });
   return mlir::success();
+}
+
+mlir::FailureOr<int64_t> inputsBatch(step::ModelOp model) {
+  std::optional<int64_t> batch;
+  mlir::WalkResult walk = model.getBody().walk([&](step::InputOp input) {
+    auto type = input.getDeclaredType();
+    int64_t rows = type.getRank() > 0 ? type.getDimSize(0) : 0;
+    if (rows < 1 || (batch && rows != *batch)) {
+      input.emitError() << "the model's batch is the leading dim all its inputs share"
+                        << (batch ? " (" + std::to_string(*batch) + " rows)" : std::string())
+                        << "; this input's type " << type << " does not lead with it";
+      return mlir::WalkResult::interrupt();
+    }
+    batch = rows;
+    return mlir::WalkResult::advance();
+  });
+  if (walk.wasInterrupted()) return mlir::failure();
+  if (!batch) return model.emitError() << "the model has no input, so no batch to scale";
+  return *batch;
 }
 
 namespace {

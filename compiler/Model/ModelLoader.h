@@ -61,6 +61,10 @@ mlir::LogicalResult addMicroBatchInstance(llvm::SourceMgr &sourceMgr, mlir::MLIR
 /// returns null if there is not exactly one.
 step::ModelOp getSingleModel(mlir::ModuleOp module);
 
+/// The model's batch: the leading dim every input shares. Reports an error at the input that
+/// differs (or at the model when it has no input).
+mlir::FailureOr<int64_t> inputsBatch(step::ModelOp model);
+
 /// Sets the batch dimension of every input of `model` to `batch` and re-infers every result
 /// type downstream. Reports (located) errors where an op no longer fits.
 mlir::LogicalResult applyBatchOverride(step::ModelOp model, int64_t batch);
