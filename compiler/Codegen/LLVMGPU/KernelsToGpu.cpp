@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/LLVMGPU/BlockReduction.h"
 #include "compiler/Codegen/LLVMGPU/GpuTargets.h"
+#include "compiler/Codegen/LLVMGPU/BlockRoute.h"
 #include "compiler/Codegen/LLVMGPU/BlockScan.h"
 #include "compiler/Codegen/Common/Delinearize.h"
 #include "compiler/Codegen/LLVMGPU/Passes.h"
@@ -224,11 +225,18 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
       // Untiled (no forall): the grid is the kernel's own to spread its work over.
       bool untiled = *blocks == 0;
       int64_t tiles = untiled ? 1 : *blocks;
-      if (untiled)
+      if (untiled) {
+        auto route = mapBlockRoute(fn);
+        if (failed(route)) return signalPassFailure();
+        if (*route) {
+          launches[kernel.getSymNameAttr()] = {fn, (*route)->blocks, (*route)->threads};
+          continue;
+        }
         if (auto scan = mapBlockScan(fn)) {
           launches[kernel.getSymNameAttr()] = {fn, scan->blocks, scan->threads};
           continue;
         }
+      }
       llvm::SmallVector<mlir::linalg::LinalgOp> linalgOps;
       fn.walk([&](mlir::linalg::LinalgOp op) { linalgOps.push_back(op); });
       if (linalgOps.size() == 1) {

@@ -4,9 +4,10 @@
 // (RoutingPatterns.cpp) are loops over the choices or tokens, each step depending on the one
 // before: fastest on a CPU core (12 us for token choice at T = 4096, k = 2), but KernelsToGpu
 // runs such a loop in one GPU thread, where expert choice over T = 4096 tokens and E = 8
-// experts is 1.1 M dependent steps (~40 ms a layer). Here every step is a parallel kernel:
-// counts are cumsums (GPU block scans), searches are a binary search per output element or a
-// 256-way count per round. The numbers are the CPU lowering's (and the interpreter's) exactly:
+// experts is 1.1 M dependent steps (~40 ms a layer). Here token choice is one kernel mapped to
+// a block per expert (BlockRoute.h), and expert choice's steps are parallel kernels: counts are
+// cumsums (GPU block scans), searches are a binary search per output element or a 256-way
+// count per round. The numbers are the CPU lowering's (and the interpreter's) exactly:
 // integers throughout, ties to the lower token.
 //
 //===----------------------------------------------------------------------===//
@@ -67,16 +68,17 @@ Value lowerBound(mlir::OpBuilder &b, mlir::Location l, int64_t n, Value wanted,
 }
 
 // Token choice. The priority order is choice rank j outer, tokens inner: choice (t, j) is
-// number q = j·T + t, and it takes slot c of its expert e when c, the number of earlier choices of e, is below the
-// capacity. All of it in parallel, with no loop from one choice to the next:
-//   1. mine[e, q] = (choice q names e), i32, written [E, k, T] from experts [T, k];
-//   2. seen = cumsum of mine along q (a scan kernel; a GPU block scan);
-//   3. slots[t, j] = e·C + seen[e, q] − 1 if e is an expert and that is below C, else −1;
-//   4. choices[e, c] = the first q with seen[e, q] ≥ c + 1 (a binary search of the row, which
-//      never decreases), as the flat choice t·k + j; −1 past the expert's last choice.
-// The same numbers as running through the choices in order with one load counter per expert
-// (the interpreter's definition, and the CPU's lowering), which is a chain of T·k dependent
-// steps: on a GPU, thread 0 (KernelsToGpu.cpp), about 0.3 ms at T = 4096, k = 2.
+// number q = j·T + t, and it takes slot c of its expert e when c, the number of earlier
+// choices of e, is below the capacity. For a GPU this is one loop nest, one kernel, whose
+// outer loop over the experts is marked `step.block_route`: KernelsToGpu gives each expert a
+// block that counts its choices with a block scan and writes its slots and choices
+// (BlockRoute.h). As written here, and as it would run unmapped, expert e walks every q:
+//   slots[t, j] = e·C + c if choice q names e and c < C, −1 if it names e and the expert is
+//                 full (expert 0 also writes −1 for a choice naming no expert);
+//   choices[e, c] = the flat choice t·k + j for c below the expert's count and C, then −1.
+// Every element of both results is written by exactly one expert, so they start empty: no
+// fill kernels. The same numbers as running through the choices in order with one load
+// counter per expert (the interpreter's definition, and the CPU's lowering).
 struct RouteTokensParallelLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::RouteTokensOp op,
@@ -85,70 +87,46 @@ struct RouteTokensParallelLowering : mlir::OpRewritePattern<step::RouteTokensOp>
     auto choicesType = typeOf(op.getChoices()), slotsType = typeOf(op.getSlots());
     RoutingShape shape = RoutingShape::of(op.getChoices(), op.getSlots());
     int64_t experts = shape.experts, capacity = shape.capacity, tokens = shape.tokens, k = shape.k;
-    int64_t count = tokens * k;
-    mlir::Type i32 = rw.getI32Type();
-    mlir::MLIRContext *ctx = rw.getContext();
-    auto d = [&](unsigned i) { return rw.getAffineDimExpr(i); };
-    // 1. mine [E, k, T] (e, j, t): experts[t, j] == e.
-    auto mineType = mlir::RankedTensorType::get({experts, k, tokens}, i32);
-    Value mine = rw.create<mlir::linalg::GenericOp>(
-                       loc, mlir::TypeRange{mineType}, ValueRange{op.getExperts()},
-                       ValueRange{emptyTensor(rw, loc, mineType)},
-                       llvm::SmallVector<mlir::AffineMap>{
-                           mlir::AffineMap::get(3, 0, {d(2), d(1)}, ctx),
-                           rw.getMultiDimIdentityMap(3)},
-                       parallel(3),
-                       [&](mlir::OpBuilder &b, mlir::Location l, ValueRange args) {
-                         Scalars s{b, l};
-                         Value e = s.toI32(b.create<mlir::linalg::IndexOp>(l, 0));
-                         Value hit = s.widen(s.cmp(ar::CmpIPredicate::eq, args[0], e));
-                         b.create<mlir::linalg::YieldOp>(l, hit);
-                       })
-                      .getResult(0);
-    // 2. seen [E, k·T].
-    auto seenType = mlir::RankedTensorType::get({experts, count}, i32);
-    Value seen = rw.create<step::CumsumOp>(loc, seenType, reshapeTo(rw, loc, mine, seenType),
-                                           rw.getI64IntegerAttr(1), mlir::UnitAttr());
-    // 3. slots [T, k].
-    Value slots = rw.create<mlir::linalg::GenericOp>(
-                        loc, mlir::TypeRange{slotsType}, ValueRange{op.getExperts()},
-                        ValueRange{emptyTensor(rw, loc, slotsType)},
-                        llvm::SmallVector<mlir::AffineMap>(2, rw.getMultiDimIdentityMap(2)),
-                        parallel(2),
-                        [&](mlir::OpBuilder &b, mlir::Location l, ValueRange args) {
-                          Scalars s{b, l};
-                          Value e = args[0];
-                          Value valid = s.both(s.cmp(ar::CmpIPredicate::sge, e, s.i32(0)),
-                                               s.cmp(ar::CmpIPredicate::slt, e, s.i32(experts)));
-                          Value ec = clampedIndex(b, l, e, experts);
-                          Value t = b.create<mlir::linalg::IndexOp>(l, 0);
-                          Value j = b.create<mlir::linalg::IndexOp>(l, 1);
-                          Value q = b.create<ar::AddIOp>(
-                              l, b.create<ar::MulIOp>(l, j, b.create<ar::ConstantIndexOp>(l, tokens)),
-                              t);
-                          Value c = b.create<ar::SubIOp>(l, s.get(seen, {ec, q}), s.i32(1));
-                          Value take = s.both(valid, s.cmp(ar::CmpIPredicate::slt, c, s.i32(capacity)));
-                          Value slot = s.add(s.mul(s.toI32(ec), s.i32(capacity)), c);
-                          b.create<mlir::linalg::YieldOp>(l, s.select(take, slot, s.i32(-1)));
-                        })
-                       .getResult(0);
-    // 4. choices [E, C]: the first q whose count reaches c + 1 (k·T when none does).
-    Value choices = rw.create<mlir::linalg::GenericOp>(
-        loc, mlir::TypeRange{choicesType}, ValueRange{}, ValueRange{emptyTensor(rw, loc, choicesType)},
-        llvm::SmallVector<mlir::AffineMap>{rw.getMultiDimIdentityMap(2)}, parallel(2),
-        [&](mlir::OpBuilder &b, mlir::Location l, ValueRange) {
+    Value chosen = op.getExperts();
+    auto outer = scanLoop(
+        rw, loc, experts,
+        {emptyTensor(rw, loc, choicesType), emptyTensor(rw, loc, slotsType)},
+        [&](mlir::OpBuilder &b, mlir::Location l, Value e, ValueRange st) {
           Scalars s{b, l};
-          Value e = b.create<mlir::linalg::IndexOp>(l, 0);
-          Value wanted = s.add(s.toI32(b.create<mlir::linalg::IndexOp>(l, 1)), s.i32(1));
-          Value q = lowerBound(b, l, count, wanted,
-                               [&](Scalars &h, Value p) { return h.get(seen, {e, p}); });
-          Value found = s.cmp(ar::CmpIPredicate::ult, q, s.index(count));
-          Value j = s.toI32(b.create<ar::DivUIOp>(l, q, s.index(tokens)));
-          Value t = s.toI32(b.create<ar::RemUIOp>(l, q, s.index(tokens)));
-          Value choice = s.add(s.mul(t, s.i32(k)), j);
-          b.create<mlir::linalg::YieldOp>(l, s.select(found, choice, s.i32(-1)));
-        }).getResult(0);
-    rw.replaceOp(op, {choices, slots});
+          Value expert = s.toI32(e);
+          Value first = s.cmp(ar::CmpIPredicate::eq, expert, s.i32(0));
+          auto walk = scanLoop(
+              b, l, tokens * k, {s.i32(0), st[0], st[1]},
+              [&](mlir::OpBuilder &b2, mlir::Location l2, Value q, ValueRange c) {
+                Scalars h{b2, l2};
+                Value t = b2.create<ar::RemUIOp>(l2, q, h.index(tokens));
+                Value j = b2.create<ar::DivUIOp>(l2, q, h.index(tokens));
+                Value named = h.get(chosen, {t, j});
+                Value hit = h.cmp(ar::CmpIPredicate::eq, named, expert);
+                Value none = h.either(h.cmp(ar::CmpIPredicate::slt, named, h.i32(0)),
+                                      h.cmp(ar::CmpIPredicate::sge, named, h.i32(experts)));
+                Value count = c[0];
+                Value fits = h.cmp(ar::CmpIPredicate::slt, count, h.i32(capacity));
+                Value slot = h.select(
+                    h.both(hit, fits), h.add(h.mul(expert, h.i32(capacity)), count), h.i32(-1));
+                Value slots = h.putIf(h.either(hit, h.both(none, first)), slot, c[2], {t, j});
+                Value at = h.toIndex(h.minI(count, h.i32(capacity - 1)));
+                Value choice = h.add(h.mul(h.toI32(t), h.i32(k)), h.toI32(j));
+                Value choices = h.putIf(h.both(hit, fits), choice, c[1], {e, at});
+                return llvm::SmallVector<Value>{h.add(count, h.widen(hit)), choices, slots};
+              });
+          Value count = walk.getResult(0);
+          auto tail = scanLoop(
+              b, l, capacity, {walk.getResult(1)},
+              [&](mlir::OpBuilder &b2, mlir::Location l2, Value p, ValueRange c) {
+                Scalars h{b2, l2};
+                Value past = h.cmp(ar::CmpIPredicate::sge, h.toI32(p), count);
+                return llvm::SmallVector<Value>{h.putIf(past, h.i32(-1), c[0], {e, p})};
+              });
+          return llvm::SmallVector<Value>{tail.getResult(0), walk.getResult(2)};
+        });
+    outer->setAttr("step.block_route", rw.getUnitAttr());
+    rw.replaceOp(op, {outer.getResult(0), outer.getResult(1)});
     return mlir::success();
   }
 };

@@ -28,25 +28,6 @@ using mlir::Value;
 using mlir::ValueRange;
 namespace ar = mlir::arith;
 
-using Body = llvm::function_ref<llvm::SmallVector<Value>(mlir::OpBuilder &, mlir::Location,
-                                                         Value, ValueRange)>;
-
-// scf.for iv in [0, n) carrying `init`, marked `step.scan`. Every loop of a nest is marked:
-// canonicalization inlines a loop of one iteration (k = 1, one expert), and the next loop in
-// must still be outlined as the kernel (left in the host function, it would run on the host,
-// on a GPU's device pointers). Outlining takes the outermost marked loop.
-mlir::scf::ForOp loop(mlir::OpBuilder &b, mlir::Location l, int64_t n, ValueRange init, Body body) {
-  Value zero = b.create<ar::ConstantIndexOp>(l, 0), one = b.create<ar::ConstantIndexOp>(l, 1);
-  Value upper = b.create<ar::ConstantIndexOp>(l, n);
-  auto result = b.create<mlir::scf::ForOp>(
-      l, zero, upper, one, init,
-      [&](mlir::OpBuilder &bb, mlir::Location ll, Value iv, ValueRange carried) {
-        bb.create<mlir::scf::YieldOp>(ll, body(bb, ll, iv, carried));
-      });
-  result->setAttr("step.scan", b.getUnitAttr());
-  return result;
-}
-
 struct GatherRowsLowering : mlir::OpRewritePattern<step::GatherRowsOp> {
   using OpRewritePattern::OpRewritePattern;
   mlir::LogicalResult matchAndRewrite(step::GatherRowsOp op,
@@ -257,10 +238,10 @@ struct RouteTokensScanLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
     Value choices = filledTensor(rw, loc, choicesType, -1.0);
     Value slots = filledTensor(rw, loc, slotsType, -1.0);
     Value chosen = op.getExperts();
-    auto outer = loop(rw, loc, k, {load, choices, slots}, [&](mlir::OpBuilder &b,
+    auto outer = scanLoop(rw, loc, k, {load, choices, slots}, [&](mlir::OpBuilder &b,
                                                              mlir::Location l, Value j,
                                                              ValueRange rankState) {
-      auto inner = loop(b, l, tokens, rankState, [&](mlir::OpBuilder &b2, mlir::Location l2,
+      auto inner = scanLoop(b, l, tokens, rankState, [&](mlir::OpBuilder &b2, mlir::Location l2,
                                                      Value t, ValueRange st) {
         Scalars s{b2, l2};
         Value e = s.get(chosen, {t, j});
@@ -301,7 +282,7 @@ struct RouteExpertsScanLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
     Value choices = filledTensor(rw, loc, choicesType, -1.0);
     Value slots = filledTensor(rw, loc, slotsType, -1.0);
     Value chosen = filledTensor(rw, loc, slotsType, -1.0);
-    auto outer = loop(rw, loc, experts, {taken, choices, slots, chosen}, [&](mlir::OpBuilder &b,
+    auto outer = scanLoop(rw, loc, experts, {taken, choices, slots, chosen}, [&](mlir::OpBuilder &b,
                                                                             mlir::Location l,
                                                                             Value e,
                                                                             ValueRange st) {
@@ -316,12 +297,12 @@ struct RouteExpertsScanLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
       };
       Scalars s{b, l};
       llvm::SmallVector<Value> range = {s.i64(INT32_MIN), s.i64(int64_t{INT32_MAX} + 1), s.i32(0)};
-      auto halve = loop(b, l, 32, range, [&](mlir::OpBuilder &b2, mlir::Location l2, Value,
+      auto halve = scanLoop(b, l, 32, range, [&](mlir::OpBuilder &b2, mlir::Location l2, Value,
                                              ValueRange lh) {
         Scalars h{b2, l2};
         Value mid = h.add(lh[0], b2.create<ar::ShRSIOp>(
                                      l2, b2.create<ar::SubIOp>(l2, lh[1], lh[0]), h.i64(1)));
-        auto count = loop(b2, l2, tokens, {h.i32(0)}, [&](mlir::OpBuilder &b3, mlir::Location l3,
+        auto count = scanLoop(b2, l2, tokens, {h.i32(0)}, [&](mlir::OpBuilder &b3, mlir::Location l3,
                                                           Value t, ValueRange n) {
           Scalars c{b3, l3};
           Value held;
@@ -336,7 +317,7 @@ struct RouteExpertsScanLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
       Value threshold = halve.getResult(0);
       Value ties = b.create<ar::SubIOp>(l, s.i32(capacity), halve.getResult(2));
       llvm::SmallVector<Value> init = {s.i32(0), ties, st[0], st[1], st[2], st[3]};
-      auto take = loop(b, l, tokens, init, [&](mlir::OpBuilder &b2, mlir::Location l2, Value t,
+      auto take = scanLoop(b, l, tokens, init, [&](mlir::OpBuilder &b2, mlir::Location l2, Value t,
                                                ValueRange c) {
         Scalars h{b2, l2};
         Value held;

@@ -9,6 +9,7 @@
 #define STEPC_COMPILER_CONVERSION_STEPTOLINALG_ROUTINGSCALARS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -54,6 +55,27 @@ struct Scalars {
     return b.create<mlir::arith::ExtSIOp>(l, b.getI64Type(), ordered);
   }
 };
+
+// scf.for iv in [0, n) carrying `init`, marked `step.scan` (outlined whole as one kernel,
+// OutlineKernels.cpp). Every loop of a nest is marked: canonicalization inlines a loop of one
+// iteration (k = 1, one expert), and the next loop in must still be outlined as the kernel
+// (left in the host function, it would run on the host, on a GPU's device pointers).
+// Outlining takes the outermost marked loop.
+using ScanLoopBody = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+    mlir::OpBuilder &, mlir::Location, mlir::Value, mlir::ValueRange)>;
+inline mlir::scf::ForOp scanLoop(mlir::OpBuilder &b, mlir::Location l, int64_t n,
+                                 mlir::ValueRange init, ScanLoopBody body) {
+  mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(l, 0);
+  mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(l, 1);
+  mlir::Value upper = b.create<mlir::arith::ConstantIndexOp>(l, n);
+  auto result = b.create<mlir::scf::ForOp>(
+      l, zero, upper, one, init,
+      [&](mlir::OpBuilder &bb, mlir::Location ll, mlir::Value iv, mlir::ValueRange carried) {
+        bb.create<mlir::scf::YieldOp>(ll, body(bb, ll, iv, carried));
+      });
+  result->setAttr("step.scan", b.getUnitAttr());
+  return result;
+}
 
 inline mlir::RankedTensorType typeOf(mlir::Value v) {
   return llvm::cast<mlir::RankedTensorType>(v.getType());

@@ -15,15 +15,22 @@
 // top_k leaves no scan loop: on the CPU it is a reduction over the entries with the rows
 // innermost (they vectorize) inside parallel blocks of rows, on a GPU a generic over [rows, k]
 // in parallel. The CPU's
-// route_tokens is 2 marked loops, each route_experts 4 (experts, bisection, count, take); the
-// parallel forms' only scans are one cumsum each (route_experts' loop over the experts is the
-// host's, unmarked).
+// route_tokens is 2 marked loops, each route_experts 4 (experts, bisection, count, take). A
+// GPU's route_tokens is one nest (the walk over the choices and the tail of each expert's
+// row, in a loop over the experts marked step.block_route: one kernel, a block per expert,
+// BlockRoute.h); its route_experts' only scan is one cumsum each (its loop over the experts
+// is the host's, unmarked).
 // SERIAL-NOT: {{step\.[a-z_]+ }}
 // SERIAL: iterator_types = [{{("parallel", )?}}"reduction", "parallel"]
 // SERIAL-COUNT-10: step.scan
 // SERIAL-NOT: {{step\.[a-z_]+ }}
 // PARALLEL-NOT: {{step\.[a-z_]+ }}
-// PARALLEL-COUNT-3: step.scan
+// PARALLEL: } {step.scan}
+// PARALLEL: } {step.scan}
+// PARALLEL: } {step.block_route, step.scan}
+// PARALLEL: } {step.scan}
+// PARALLEL: } {step.scan}
+// PARALLEL-NOT: step.scan
 // PARALLEL-NOT: {{step\.[a-z_]+ }}
 
 func.func private @printMemrefF32(tensor<*xf32>)
