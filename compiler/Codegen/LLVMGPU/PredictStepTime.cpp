@@ -359,6 +359,25 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
         e.flops += count * perIteration;
         parallel = true;
       });
+      // Token choice's routing (a loop over the experts marked step.block_route): a block per
+      // expert (BlockRoute.h), each thread walking its ⌈k·T / 1024⌉ choices twice and its
+      // share of the row of C choices, with a block scan between (~16 dependent steps).
+      mlir::scf::ForOp route;
+      kernel.walk([&](mlir::scf::ForOp loop) {
+        if (loop->hasAttr("step.block_route")) route = loop;
+      });
+      if (route && tiles == 1 && !parallel) {
+        double experts = static_cast<double>(tripCount(route).value_or(1)), chain = 16;
+        route.getBody()->walk([&](mlir::scf::ForOp inner) {
+          if (inner->getParentOp() == route)
+            chain += std::ceil(static_cast<double>(tripCount(inner).value_or(1)) / 1024) *
+                     (inner == *route.getBody()->getOps<mlir::scf::ForOp>().begin() ? 2 : 1);
+        });
+        e.serial = chain * kSerialIterationSeconds;
+        e.blocks = experts;
+        bound(e, gpu.fp32Flops, gpu);
+        return e;
+      }
       // Neither tiles nor linalg ops: thread 0 runs it (KernelsToGpu.cpp), every iteration of
       // every loop that loads one after another.
       if (tiles == 1 && !parallel) {
