@@ -238,8 +238,8 @@ mlir::LogicalResult printPlan(mlir::ModuleOp module, llvm::raw_ostream &os, bool
     auto device = llvm::dyn_cast_or_null<mlir::StringAttr>(prediction.get("device"));
     auto launches = llvm::dyn_cast_or_null<mlir::IntegerAttr>(prediction.get("launches"));
     os << llvm::format("// predicted @train_step on %s (roofline at data-sheet peaks): %.3f ms = "
-                       "%.3f ms compute-bound + %.3f ms memory-bound (of which GEMMs %.3f ms, one-thread "
-                       "kernels %.3f ms) + "
+                       "%.3f ms compute-bound + %.3f ms memory-bound (of which GEMMs %.3f ms, kernels "
+                       "bound by a chain of dependent steps %.3f ms) + "
                        "%.3f ms for %lld launches (nodes of the step's CUDA graph); %.3g GB moved, %.3g GFLOP\n",
                        device ? device.getValue().str().c_str() : "?", number("seconds") * 1e3,
                        number("compute_bound_seconds") * 1e3, number("memory_bound_seconds") * 1e3,

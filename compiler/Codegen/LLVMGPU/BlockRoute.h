@@ -33,6 +33,21 @@ namespace stepc::codegen {
 // failure (reported at the loop) when the loop is not the lowering's shape.
 mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRoute(mlir::gpu::GPUFuncOp fn);
 
+// Expert choice's routing (RoutingPatterns.cpp's loop nest in its block form, the experts'
+// loop marked `step.block_route_experts`) as one block of 1024 threads, each owning a segment
+// of ⌈T / 1024⌉ consecutive tokens (their counts, slots and experts), the experts in turn:
+//   1. the C-th largest key among the eligible tokens (fewer than k experts so far), a byte a
+//      round from the top (4 rounds): the matching keys' histogram of their next byte in
+//      workgroup memory (integer atomic adds: the same counts in any order), its counts from
+//      the top by a block scan, the bin where they reach what is still needed;
+//   2. a block scan of each segment's tokens above that key and at it;
+//   3. each thread's takes, in token order: above the key, or at it among the first C − above;
+//   4. −1 in the expert's row past its takes.
+// The CPU's halvings and this select find the same key (the largest with at least C eligible
+// keys at or above it), so the numbers are the same. Returns the launch (one block), nullopt
+// without such a loop, failure (reported) when the loop is not the lowering's shape.
+mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::GPUFuncOp fn);
+
 }  // namespace stepc::codegen
 
 #endif  // STEPC_COMPILER_CODEGEN_BLOCKROUTE_H

@@ -227,6 +227,7 @@ struct KernelsToGpuPass : impl::KernelsToGpuBase<KernelsToGpuPass> {
       int64_t tiles = untiled ? 1 : *blocks;
       if (untiled) {
         auto route = mapBlockRoute(fn);
+        if (succeeded(route) && !*route) route = mapBlockRouteExperts(fn);
         if (failed(route)) return signalPassFailure();
         if (*route) {
           launches[kernel.getSymNameAttr()] = {fn, (*route)->blocks, (*route)->threads};

@@ -95,7 +95,7 @@ bool isFloatOp(mlir::Operation &op) {
 
 struct Estimate {
   double bytes = 0, flops = 0, blocks = 1, seconds = 0;
-  double serial = 0;  // a one-thread kernel's chain of loop iterations (serialSeconds)
+  double serial = 0;  // a kernel's chain of dependent steps (serialSeconds)
   bool computeBound = false;
 };
 
@@ -375,6 +375,25 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
         });
         e.serial = chain * kSerialIterationSeconds;
         e.blocks = experts;
+        bound(e, gpu.fp32Flops, gpu);
+        return e;
+      }
+      // Expert choice's routing (the experts' loop marked step.block_route_experts): one block
+      // (BlockRoute.h), each thread owning ⌈T / 1024⌉ tokens; per expert 4 radix rounds (a
+      // pass over its tokens, a block scan, 3 barriers: ~40 dependent steps beside the pass),
+      // two more passes and a block scan, and its share of the row of C choices.
+      mlir::scf::ForOp experts;
+      kernel.walk([&](mlir::scf::ForOp loop) {
+        if (loop->hasAttr("step.block_route_experts")) experts = loop;
+      });
+      if (experts && tiles == 1 && !parallel) {
+        auto inner = llvm::to_vector(experts.getBody()->getOps<mlir::scf::ForOp>());
+        double count = static_cast<double>(tripCount(experts).value_or(1));
+        double segment = inner.empty() ? 1 : std::ceil(tripCount(inner.front()).value_or(1) / 1024.0);
+        double row = inner.empty() ? 1 : std::ceil(tripCount(inner.back()).value_or(1) / 1024.0);
+        e.serial = (segment + count * (4 * (segment + 40) + 2 * segment + 20 + row)) *
+                   kSerialIterationSeconds;
+        e.blocks = 1;
         bound(e, gpu.fp32Flops, gpu);
         return e;
       }

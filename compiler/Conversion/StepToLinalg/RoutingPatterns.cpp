@@ -10,8 +10,9 @@
 //   the results, tensor.extract / tensor.insert), marked `step.scan` so that each is outlined
 //   as one kernel. They touch T · k or T · E · 33 scalars, against the experts' T · k · D · H
 //   multiply-adds, and their steps depend on each other (an expert's load, the tokens already
-//   taken). A GPU target lowers both with ParallelRoutingPatterns.cpp instead: KernelsToGpu
-//   runs a loop like these in one thread.
+//   taken). KernelsToGpu runs a loop like these in one thread, so a GPU target lowers
+//   route_tokens with ParallelRoutingPatterns.cpp, and route_experts to the block form below,
+//   which it runs as one block (BlockRoute.h).
 //   Every choice is made with selects, not branches, so a kernel is one straight loop nest.
 //
 //===----------------------------------------------------------------------===//
@@ -268,8 +269,17 @@ struct RouteTokensScanLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
 // Each expert in turn: the C-th largest key among the eligible tokens by 32 halvings of the
 // i32 key range (a count per halving), then one pass taking every eligible token above it and,
 // in token order, as many equal to it as the capacity leaves.
+//
+// A GPU target's form (`blockForm`, parallel-routing) is the same nest written for one kernel
+// of one block (BlockRoute.h, which replaces the nest by a radix select and block scans over
+// the experts in turn): the results start empty instead of filled, the first expert's pass
+// over the tokens sets their counts to 0 and their slots and experts to −1, and each expert's
+// row of choices past its count is set to −1 after its take; the outer loop is marked
+// `step.block_route_experts`. Run as written it gives the same numbers as the CPU's form.
 struct RouteExpertsScanLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
-  using OpRewritePattern::OpRewritePattern;
+  RouteExpertsScanLowering(mlir::MLIRContext *context, bool blockForm)
+      : OpRewritePattern(context), blockForm(blockForm) {}
+  bool blockForm;
   mlir::LogicalResult matchAndRewrite(step::RouteExpertsOp op,
                                       mlir::PatternRewriter &rw) const override {
     mlir::Location loc = op.getLoc();
@@ -277,15 +287,35 @@ struct RouteExpertsScanLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
     RoutingShape shape = RoutingShape::of(op.getChoices(), op.getSlots());
     int64_t experts = shape.experts, capacity = shape.capacity, tokens = shape.tokens, k = shape.k;
     Value scores = op.getScores();
-    Value taken =
-        filledTensor(rw, loc, mlir::RankedTensorType::get({tokens}, rw.getI32Type()), 0.0);
-    Value choices = filledTensor(rw, loc, choicesType, -1.0);
-    Value slots = filledTensor(rw, loc, slotsType, -1.0);
-    Value chosen = filledTensor(rw, loc, slotsType, -1.0);
+    auto start = [&](mlir::RankedTensorType type, double value) {
+      return blockForm ? emptyTensor(rw, loc, type) : filledTensor(rw, loc, type, value);
+    };
+    Value taken = start(mlir::RankedTensorType::get({tokens}, rw.getI32Type()), 0.0);
+    Value choices = start(choicesType, -1.0);
+    Value slots = start(slotsType, -1.0);
+    Value chosen = start(slotsType, -1.0);
     auto outer = scanLoop(rw, loc, experts, {taken, choices, slots, chosen}, [&](mlir::OpBuilder &b,
                                                                             mlir::Location l,
                                                                             Value e,
-                                                                            ValueRange st) {
+                                                                            ValueRange given) {
+      llvm::SmallVector<Value> st(given);
+      if (blockForm) {
+        // The first expert starts the tokens: no count, no slot, no expert.
+        auto init = scanLoop(b, l, tokens, st, [&](mlir::OpBuilder &b2, mlir::Location l2,
+                                                  Value t, ValueRange c) {
+          Scalars h{b2, l2};
+          Value first = b2.create<ar::CmpIOp>(l2, ar::CmpIPredicate::eq, e,
+                                              b2.create<ar::ConstantIndexOp>(l2, 0));
+          Value nextTaken = h.putIf(first, h.i32(0), c[0], {t});
+          Value nextSlots = c[2], nextChosen = c[3];
+          for (int64_t j = 0; j < k; ++j) {
+            nextSlots = h.putIf(first, h.i32(-1), nextSlots, {t, h.index(j)});
+            nextChosen = h.putIf(first, h.i32(-1), nextChosen, {t, h.index(j)});
+          }
+          return llvm::SmallVector<Value>{nextTaken, c[1], nextSlots, nextChosen};
+        });
+        st = llvm::SmallVector<Value>(init.getResults());
+      }
       // The score's order-preserving key: a float's bits, the negative ones' magnitude bits
       // flipped, compare as signed integers in the floats' order.
       auto keyOf = [&](Scalars &s, Value t) { return s.key(s.get(scores, {t, e})); };
@@ -342,9 +372,21 @@ struct RouteExpertsScanLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
                                         b2.create<ar::SubIOp>(l2, c[1], h.widen(tieTaken)),
                                         nextTaken, nextChoices, nextSlots, nextChosen};
       });
-      return llvm::SmallVector<Value>{take.getResult(2), take.getResult(3), take.getResult(4),
+      Value row = take.getResult(3);
+      if (blockForm) {
+        // The expert's row past the tokens it took.
+        Value count = take.getResult(0);
+        row = scanLoop(b, l, capacity, {row}, [&](mlir::OpBuilder &b2, mlir::Location l2,
+                                                   Value p, ValueRange c) {
+                Scalars h{b2, l2};
+                Value past = h.cmp(ar::CmpIPredicate::sge, h.toI32(p), count);
+                return llvm::SmallVector<Value>{h.putIf(past, h.i32(-1), c[0], {e, p})};
+              }).getResult(0);
+      }
+      return llvm::SmallVector<Value>{take.getResult(2), row, take.getResult(4),
                                       take.getResult(5)};
     });
+    if (blockForm) outer->setAttr("step.block_route_experts", rw.getUnitAttr());
     rw.replaceOp(op, {outer.getResult(1), outer.getResult(2), outer.getResult(3)});
     return mlir::success();
   }
@@ -358,9 +400,9 @@ void populateRoutingPatterns(mlir::RewritePatternSet &patterns, bool parallelRou
     patterns.add<TopKLowering>(patterns.getContext());
     populateParallelRoutingPatterns(patterns);
   } else {
-    patterns.add<TopKRowsInnerLowering, RouteTokensScanLowering, RouteExpertsScanLowering>(
-        patterns.getContext());
+    patterns.add<TopKRowsInnerLowering, RouteTokensScanLowering>(patterns.getContext());
   }
+  patterns.add<RouteExpertsScanLowering>(patterns.getContext(), /*blockForm=*/parallelRouting);
 }
 
 }  // namespace stepc::lowering

@@ -15,7 +15,7 @@
 
 // GPU: gpu.launch_func @stepc_kernels::@kernel_0_scan blocks in (%[[E:.+]], %{{.+}}, %{{.+}}) threads in (%[[T:.+]], %{{.+}}, %{{.+}})
 // GPU: gpu.func @kernel_0_scan
-// GPU-SAME: workgroup(%{{.+}} : memref<32xi32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 1024, 1, 1>}
+// GPU-SAME: workgroup(%{{.+}} : memref<1x32xi32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 1024, 1, 1>}
 // GPU: gpu.block_id x
 // GPU: gpu.shuffle up
 // GPU: gpu.barrier

@@ -17,19 +17,21 @@
 // in parallel. The CPU's
 // route_tokens is 2 marked loops, each route_experts 4 (experts, bisection, count, take). A
 // GPU's route_tokens is one nest (the walk over the choices and the tail of each expert's
-// row, in a loop over the experts marked step.block_route: one kernel, a block per expert,
-// BlockRoute.h); its route_experts' only scan is one cumsum each (its loop over the experts
-// is the host's, unmarked).
+// row, in a loop over the experts marked step.block_route: one kernel, a block per expert),
+// and its route_experts the CPU's nest with a first pass setting the tokens' state and a tail
+// for each expert's row (6 marked loops, the outer marked step.block_route_experts: one
+// kernel of one block); BlockRoute.h maps both.
 // SERIAL-NOT: {{step\.[a-z_]+ }}
 // SERIAL: iterator_types = [{{("parallel", )?}}"reduction", "parallel"]
 // SERIAL-COUNT-10: step.scan
 // SERIAL-NOT: {{step\.[a-z_]+ }}
 // PARALLEL-NOT: {{step\.[a-z_]+ }}
-// PARALLEL: } {step.scan}
-// PARALLEL: } {step.scan}
+// PARALLEL-COUNT-2: } {step.scan}
 // PARALLEL: } {step.block_route, step.scan}
-// PARALLEL: } {step.scan}
-// PARALLEL: } {step.scan}
+// PARALLEL-COUNT-5: } {step.scan}
+// PARALLEL: } {step.block_route_experts, step.scan}
+// PARALLEL-COUNT-5: } {step.scan}
+// PARALLEL: } {step.block_route_experts, step.scan}
 // PARALLEL-NOT: step.scan
 // PARALLEL-NOT: {{step\.[a-z_]+ }}
 
