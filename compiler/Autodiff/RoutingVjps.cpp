@@ -19,22 +19,25 @@ using mlir::Value;
 using Grads = llvm::SmallVectorImpl<Value>;
 
 // values[r, j] = x[r, indices[r, j]]: the adjoint puts dvalues back at the chosen positions,
-// a scatter-add of rows of width 1 into the flattened input (indices of a row are distinct, so
-// every position receives at most one value).
+// dx[r, e] = Σ_j (indices[r, j] == e ? dvalues[r, j] : 0), a select per (r, j, e) summed
+// over j in order (a row's indices are distinct, so at most one term is not 0). Elementwise
+// over [r, e] once the k-term sum is unrolled, it fuses into the router's backward; a
+// scatter-add of rows of width 1 (its first form) was a fill and a scan over the r·k choices,
+// one dependent step after another on a GPU. A select, not a mask product: 0 · inf would
+// spread a non-finite gradient to every expert of the row.
 LogicalResult vjpTopK(step::TopKOp op, GradBuilder &g, ArrayRef<Value> gy, Grads &gx) {
   if (!gy[0]) return success();
   Value x = op.getInput();
   int64_t n = shapeOf(x).back(), k = op.getK(), rows = 1;
   for (int64_t d : shapeOf(x).drop_back()) rows *= d;
-  Value indices = g.reshape(op.getIndices(), {rows, k});
-  mlir::Type i32 = elementTypeOf(indices);
-  Value row = g.one<step::IotaOp>(
-      {indices}, {g.i64Attr("axis", 0), g.attr("dtype", mlir::TypeAttr::get(i32))});
-  Value flat = g.add(g.mul(row, g.scalar(static_cast<double>(n), i32)), indices);
-  Value grad = g.reshape(gy[0], {rows * k, 1});
-  Value scattered = g.one<step::EmbeddingGradOp>({grad, g.reshape(flat, {rows * k})},
-                                                 {g.i64Attr("vocab", rows * n)});
-  gx[0] = g.reshape(scattered, shapeOf(x));
+  Value indices = g.reshape(op.getIndices(), {rows, k, 1});
+  Value grad = g.reshape(gy[0], {rows, k, 1});
+  Value positions = g.one<step::IotaOp>(
+      {}, {g.arrayAttr("shape", {n}), g.i64Attr("axis", 0),
+           g.attr("dtype", mlir::TypeAttr::get(elementTypeOf(indices)))});
+  Value hit = g.compare(indices, positions, "eq");  // [rows, k, n]
+  Value picked = g.select(hit, grad, g.scalar(0.0, elementTypeOf(grad)));
+  gx[0] = g.reshape(g.sum(picked, {1}), shapeOf(x));
   return success();
 }
 
