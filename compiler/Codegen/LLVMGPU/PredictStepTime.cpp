@@ -36,6 +36,7 @@
 #include <deque>
 #include <optional>
 
+#include "compiler/Codegen/Common/ScanLoop.h"
 #include "compiler/Codegen/LLVMGPU/GpuTargets.h"
 #include "compiler/Codegen/LLVMGPU/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -359,6 +360,19 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
         e.flops += count * perIteration;
         parallel = true;
       });
+      // A scan loop (ScanPatterns.cpp) runs its steps in order in every thread: a cumsum
+      // that BlockScan maps, 2 · ⌈length / 32⌉ steps and ~16 for the warps' scan; any other
+      // (an embedding's gradient: a row added at each id's row, the columns over the threads)
+      // one step per iteration, the whole axis.
+      for (mlir::Operation &op : kernel.getBody().front()) {
+        auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op);
+        if (!loop || !loop->hasAttr("step.scan") || loop->hasAttr("step.block_route") ||
+            loop->hasAttr("step.block_route_experts"))
+          continue;
+        double trips = static_cast<double>(tripCount(loop).value_or(1));
+        double chain = matchScanLoop(loop) ? 2 * std::ceil(trips / 32) + 16 : trips;
+        e.serial = std::max(e.serial, chain * kSerialIterationSeconds);
+      }
       // Token choice's routing (a loop over the experts marked step.block_route): a block per
       // expert (BlockRoute.h), each thread walking its ⌈k·T / 1024⌉ choices twice and its
       // share of the row of C choices, with a block scan between (~16 dependent steps).
