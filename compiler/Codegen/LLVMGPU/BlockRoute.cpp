@@ -1,8 +1,8 @@
-//===- BlockRoute.cpp - token choice's routing, a GPU block per expert ----===//
+//===- BlockRoute.cpp - the MoE routings as GPU block kernels -------------===//
 //
-// See BlockRoute.h. The shuffles and the barrier are at the kernel's top level, reached by
-// every thread (threads past the choices take part with a count of 0), as full-warp shuffles
-// and block barriers require.
+// See BlockRoute.h. The shuffles and barriers are at the kernel's top level or in the experts'
+// loop that every thread runs alike, reached by every thread (threads past the tokens or
+// choices take part with counts of 0), as full-warp shuffles and block barriers require.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/LLVMGPU/BlockRoute.h"
@@ -224,10 +224,6 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRoute(mlir::gpu::GPUFunc
   outer.erase();
   return std::optional<BlockScanLaunch>(BlockScanLaunch{*experts, kThreads});
 }
-
-}  // namespace stepc::codegen
-
-namespace stepc::codegen {
 
 mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::GPUFuncOp fn) {
   mlir::scf::ForOp outer;

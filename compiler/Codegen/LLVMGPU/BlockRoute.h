@@ -1,4 +1,4 @@
-//===- BlockRoute.h - token choice's routing, a GPU block per expert ------===//
+//===- BlockRoute.h - the MoE routings as GPU block kernels -----*- C++ -*-===//
 //
 // Part of --step-kernels-to-gpu (KernelsToGpu.cpp). A GPU target lowers token choice's
 // route_tokens (ParallelRoutingPatterns.cpp) to one kernel: a loop over the experts, marked

@@ -12,6 +12,9 @@
 //     totals scanned by warp shuffles; a scan loop of another form keeps its sequential loop,
 //     the ops inside spread over the grid's threads the same way (each thread keeps its own
 //     columns at every step);
+//   - the MoE routings' loop nests (marked step.block_route, step.block_route_experts) are
+//     block kernels built for them (BlockRoute.h): token choice a block per expert, expert
+//     choice one block taking the experts in turn;
 //   - inside a tile, the linalg op becomes loops; its outermost parallel loop is spread over
 //     the block's threads (thread t takes elements t, t + blockDim, ...); reduction loops run
 //     in each thread, over the elements that thread owns, so no two threads write one element;
