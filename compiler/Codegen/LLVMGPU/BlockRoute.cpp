@@ -26,6 +26,17 @@ std::optional<int64_t> tripCount(mlir::scf::ForOp loop) {
   return *ub;
 }
 
+// Constants at `loc`, built by whichever builder is at hand (the kernel's, a loop body's).
+struct Constants {
+  mlir::Location loc;
+  mlir::Value index(mlir::OpBuilder &b, int64_t v) const {
+    return b.create<ar::ConstantIndexOp>(loc, v);
+  }
+  mlir::Value i32(mlir::OpBuilder &b, int64_t v) const {
+    return b.create<ar::ConstantIntOp>(loc, v, 32);
+  }
+};
+
 // A memref the block's code may use in place of the loop's: defined before the loop.
 bool outside(mlir::Value v, mlir::scf::ForOp loop) {
   mlir::Operation *def = v.getDefiningOp();
@@ -134,12 +145,7 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRoute(mlir::gpu::GPUFunc
   mlir::Location loc = outer.getLoc();
   mlir::OpBuilder b(outer);
   mlir::Type i32 = b.getI32Type();
-  auto c = [&](mlir::OpBuilder &bb, int64_t v) -> mlir::Value {
-    return bb.create<ar::ConstantIndexOp>(loc, v);
-  };
-  auto ci = [&](mlir::OpBuilder &bb, int64_t v) -> mlir::Value {
-    return bb.create<ar::ConstantIntOp>(loc, v, 32);
-  };
+  Constants cst{loc};
   auto toI32 = [&](mlir::OpBuilder &bb, mlir::Value v) -> mlir::Value {
     return bb.create<ar::IndexCastOp>(loc, i32, v);
   };
@@ -147,12 +153,12 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRoute(mlir::gpu::GPUFunc
   mlir::Value e = b.create<mlir::gpu::BlockIdOp>(loc, mlir::gpu::Dimension::x);
   mlir::Value expert = toI32(b, e);
   mlir::Value first = b.create<ar::MinUIOp>(
-      loc, b.create<ar::MulIOp>(loc, tid, c(b, segment)), c(b, n));
-  mlir::Value end = b.create<ar::MinUIOp>(loc, b.create<ar::AddIOp>(loc, first, c(b, segment)), c(b, n));
+      loc, b.create<ar::MulIOp>(loc, tid, cst.index(b, segment)), cst.index(b, n));
+  mlir::Value end = b.create<ar::MinUIOp>(loc, b.create<ar::AddIOp>(loc, first, cst.index(b, segment)), cst.index(b, n));
   // Choice q is (t, j) = (q mod T, q div T): the priority order, ranks outer.
   auto choiceAt = [&](mlir::OpBuilder &bb, mlir::Value q) {
-    return llvm::SmallVector<mlir::Value>{bb.create<ar::RemUIOp>(loc, q, c(bb, tokens)),
-                                          bb.create<ar::DivUIOp>(loc, q, c(bb, tokens))};
+    return llvm::SmallVector<mlir::Value>{bb.create<ar::RemUIOp>(loc, q, cst.index(bb, tokens)),
+                                          bb.create<ar::DivUIOp>(loc, q, cst.index(bb, tokens))};
   };
   auto isHit = [&](mlir::OpBuilder &bb, mlir::Value name) -> mlir::Value {
     return bb.create<ar::CmpIOp>(loc, ar::CmpIPredicate::eq, name, expert);
@@ -163,7 +169,7 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRoute(mlir::gpu::GPUFunc
 
   // 1. This thread's choices of e.
   auto counted = b.create<mlir::scf::ForOp>(
-      loc, first, end, c(b, 1), mlir::ValueRange{ci(b, 0)},
+      loc, first, end, cst.index(b, 1), mlir::ValueRange{cst.i32(b, 0)},
       [&](mlir::OpBuilder &lb, mlir::Location, mlir::Value q, mlir::ValueRange acc) {
         mlir::Value name = lb.create<mlir::memref::LoadOp>(loc, named, choiceAt(lb, q));
         lb.create<mlir::scf::YieldOp>(
@@ -176,9 +182,9 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRoute(mlir::gpu::GPUFunc
   mlir::Value prefix = sums.before[0], total = sums.total[0];
 
   // 3. The segment again: slots and choices of its hits, from the prefix.
-  mlir::Value expertZero = b.create<ar::CmpIOp>(loc, ar::CmpIPredicate::eq, expert, ci(b, 0));
+  mlir::Value expertZero = b.create<ar::CmpIOp>(loc, ar::CmpIPredicate::eq, expert, cst.i32(b, 0));
   b.create<mlir::scf::ForOp>(
-      loc, first, end, c(b, 1), mlir::ValueRange{prefix},
+      loc, first, end, cst.index(b, 1), mlir::ValueRange{prefix},
       [&](mlir::OpBuilder &lb, mlir::Location, mlir::Value q, mlir::ValueRange acc) {
         auto at = choiceAt(lb, q);
         mlir::Value name = lb.create<mlir::memref::LoadOp>(loc, named, at);
@@ -186,15 +192,15 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRoute(mlir::gpu::GPUFunc
         mlir::Value rank = acc[0];
         // Unsigned compares and clamps: a count is never negative, and a broken scan (the
         // lit test's control without the barrier) then writes wrong numbers, never outside.
-        mlir::Value fits = lb.create<ar::CmpIOp>(loc, ar::CmpIPredicate::ult, rank, ci(lb, capacity));
+        mlir::Value fits = lb.create<ar::CmpIOp>(loc, ar::CmpIPredicate::ult, rank, cst.i32(lb, capacity));
         mlir::Value take = lb.create<ar::AndIOp>(loc, hit, fits);
         mlir::Value slot = lb.create<ar::SelectOp>(
             loc, take,
-            lb.create<ar::AddIOp>(loc, lb.create<ar::MulIOp>(loc, expert, ci(lb, capacity)), rank),
-            ci(lb, -1));
+            lb.create<ar::AddIOp>(loc, lb.create<ar::MulIOp>(loc, expert, cst.i32(lb, capacity)), rank),
+            cst.i32(lb, -1));
         mlir::Value none = lb.create<ar::OrIOp>(
-            loc, lb.create<ar::CmpIOp>(loc, ar::CmpIPredicate::slt, name, ci(lb, 0)),
-            lb.create<ar::CmpIOp>(loc, ar::CmpIPredicate::sge, name, ci(lb, *experts)));
+            loc, lb.create<ar::CmpIOp>(loc, ar::CmpIPredicate::slt, name, cst.i32(lb, 0)),
+            lb.create<ar::CmpIOp>(loc, ar::CmpIPredicate::sge, name, cst.i32(lb, *experts)));
         mlir::Value writeSlot = lb.create<ar::OrIOp>(loc, hit, lb.create<ar::AndIOp>(loc, none, expertZero));
         lb.create<mlir::scf::IfOp>(loc, writeSlot, [&](mlir::OpBuilder &ib, mlir::Location) {
           ib.create<mlir::memref::StoreOp>(loc, slot, slots, at);
@@ -202,7 +208,7 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRoute(mlir::gpu::GPUFunc
         });
         lb.create<mlir::scf::IfOp>(loc, take, [&](mlir::OpBuilder &ib, mlir::Location) {
           mlir::Value choice = ib.create<ar::AddIOp>(
-              loc, ib.create<ar::MulIOp>(loc, toI32(ib, at[0]), ci(ib, k)), toI32(ib, at[1]));
+              loc, ib.create<ar::MulIOp>(loc, toI32(ib, at[0]), cst.i32(ib, k)), toI32(ib, at[1]));
           mlir::Value column = ib.create<ar::IndexCastOp>(loc, ib.getIndexType(), rank);
           ib.create<mlir::memref::StoreOp>(loc, choice, choices, mlir::ValueRange{e, column});
           ib.create<mlir::scf::YieldOp>(loc);
@@ -213,11 +219,11 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRoute(mlir::gpu::GPUFunc
 
   // 4. Row e of the choices past the expert's count: −1.
   mlir::Value filled = b.create<ar::IndexCastOp>(
-      loc, b.getIndexType(), b.create<ar::MinUIOp>(loc, total, ci(b, capacity)));
+      loc, b.getIndexType(), b.create<ar::MinUIOp>(loc, total, cst.i32(b, capacity)));
   mlir::Value from = b.create<ar::AddIOp>(loc, filled, tid);
-  b.create<mlir::scf::ForOp>(loc, from, c(b, capacity), c(b, kThreads), mlir::ValueRange{},
+  b.create<mlir::scf::ForOp>(loc, from, cst.index(b, capacity), cst.index(b, kThreads), mlir::ValueRange{},
                              [&](mlir::OpBuilder &lb, mlir::Location, mlir::Value p, mlir::ValueRange) {
-                               lb.create<mlir::memref::StoreOp>(loc, ci(lb, -1), choices,
+                               lb.create<mlir::memref::StoreOp>(loc, cst.i32(lb, -1), choices,
                                                                 mlir::ValueRange{e, p});
                                lb.create<mlir::scf::YieldOp>(loc);
                              });
@@ -271,12 +277,7 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::
   mlir::Location loc = outer.getLoc();
   mlir::OpBuilder b(outer);
   mlir::Type i32 = b.getI32Type();
-  auto c = [&](mlir::OpBuilder &bb, int64_t v) -> mlir::Value {
-    return bb.create<ar::ConstantIndexOp>(loc, v);
-  };
-  auto ci = [&](mlir::OpBuilder &bb, int64_t v) -> mlir::Value {
-    return bb.create<ar::ConstantIntOp>(loc, v, 32);
-  };
+  Constants cst{loc};
   auto cmp = [&](mlir::OpBuilder &bb, ar::CmpIPredicate p, mlir::Value x, mlir::Value y) -> mlir::Value {
     return bb.create<ar::CmpIOp>(loc, p, x, y);
   };
@@ -294,19 +295,19 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::
     return bb.create<ar::ExtUIOp>(loc, i32, flag);
   };
   mlir::Value tid = b.create<mlir::gpu::ThreadIdOp>(loc, mlir::gpu::Dimension::x);
-  mlir::Value first = b.create<ar::MinUIOp>(loc, b.create<ar::MulIOp>(loc, tid, c(b, segment)),
-                                            c(b, tokens));
+  mlir::Value first = b.create<ar::MinUIOp>(loc, b.create<ar::MulIOp>(loc, tid, cst.index(b, segment)),
+                                            cst.index(b, tokens));
   mlir::Value end =
-      b.create<ar::MinUIOp>(loc, b.create<ar::AddIOp>(loc, first, c(b, segment)), c(b, tokens));
+      b.create<ar::MinUIOp>(loc, b.create<ar::AddIOp>(loc, first, cst.index(b, segment)), cst.index(b, tokens));
   // Each thread owns the tokens of its segment: their counts, slots and experts are read and
   // written by it alone, so the experts in turn need no barrier for them.
   b.create<mlir::scf::ForOp>(
-      loc, first, end, c(b, 1), mlir::ValueRange{},
+      loc, first, end, cst.index(b, 1), mlir::ValueRange{},
       [&](mlir::OpBuilder &lb, mlir::Location, mlir::Value t, mlir::ValueRange) {
-        store(lb, ci(lb, 0), taken, {t});
+        store(lb, cst.i32(lb, 0), taken, {t});
         for (int64_t j = 0; j < k; ++j) {
-          store(lb, ci(lb, -1), slots, {t, c(lb, j)});
-          store(lb, ci(lb, -1), chosen, {t, c(lb, j)});
+          store(lb, cst.i32(lb, -1), slots, {t, cst.index(lb, j)});
+          store(lb, cst.i32(lb, -1), chosen, {t, cst.index(lb, j)});
         }
         lb.create<mlir::scf::YieldOp>(loc);
       });
@@ -317,7 +318,7 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::
       fn.addWorkgroupAttribution(mlir::MemRefType::get({2}, i32, mlir::AffineMap(), space), loc);
 
   b.create<mlir::scf::ForOp>(
-      loc, c(b, 0), c(b, *experts), c(b, 1), mlir::ValueRange{},
+      loc, cst.index(b, 0), cst.index(b, *experts), cst.index(b, 1), mlir::ValueRange{},
       [&](mlir::OpBuilder &eb, mlir::Location, mlir::Value e, mlir::ValueRange) {
         mlir::Value expert = eb.create<ar::IndexCastOp>(loc, i32, e);
         // Token t's key (RoutingScalars.h's: the bits, the negative ones' magnitude flipped,
@@ -329,45 +330,45 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::
         auto token = [&](mlir::OpBuilder &bb, mlir::Value t) {
           mlir::Value score = bb.create<mlir::memref::LoadOp>(loc, scores, mlir::ValueRange{t, e});
           mlir::Value raw = bb.create<ar::BitcastOp>(loc, i32, score);
-          mlir::Value flipped = bb.create<ar::XOrIOp>(loc, raw, ci(bb, 0x7fffffff));
+          mlir::Value flipped = bb.create<ar::XOrIOp>(loc, raw, cst.i32(bb, 0x7fffffff));
           Token tk;
-          tk.key = bb.create<ar::SelectOp>(loc, cmp(bb, ar::CmpIPredicate::slt, raw, ci(bb, 0)),
+          tk.key = bb.create<ar::SelectOp>(loc, cmp(bb, ar::CmpIPredicate::slt, raw, cst.i32(bb, 0)),
                                            flipped, raw);
-          tk.bits = bb.create<ar::XOrIOp>(loc, tk.key, ci(bb, INT32_MIN));
+          tk.bits = bb.create<ar::XOrIOp>(loc, tk.key, cst.i32(bb, INT32_MIN));
           tk.count = bb.create<mlir::memref::LoadOp>(loc, taken, mlir::ValueRange{t});
-          tk.eligible = cmp(bb, ar::CmpIPredicate::slt, tk.count, ci(bb, k));
+          tk.eligible = cmp(bb, ar::CmpIPredicate::slt, tk.count, cst.i32(bb, k));
           return tk;
         };
         // 1. The C-th largest eligible key, a byte a round from the top: each round counts
         //    the eligible keys that share the bytes found so far by their next byte, and
         //    takes the bin where the count from the top reaches what is still needed.
-        mlir::Value prefix = ci(eb, 0), need = ci(eb, capacity), above = ci(eb, 0);
+        mlir::Value prefix = cst.i32(eb, 0), need = cst.i32(eb, capacity), above = cst.i32(eb, 0);
         mlir::Value found = eb.create<ar::ConstantIntOp>(loc, 1, 1);
         for (int round = 0; round < 4; ++round) {
           int64_t shift = 24 - 8 * round;
           eb.create<mlir::gpu::BarrierOp>(loc);  // the last round's readers are done
-          when(eb, cmp(eb, ar::CmpIPredicate::ult, tid, c(eb, 256)), [&](mlir::OpBuilder &ib) {
-            store(ib, ci(ib, 0), histogram, {tid});
+          when(eb, cmp(eb, ar::CmpIPredicate::ult, tid, cst.index(eb, 256)), [&](mlir::OpBuilder &ib) {
+            store(ib, cst.i32(ib, 0), histogram, {tid});
           });
-          when(eb, cmp(eb, ar::CmpIPredicate::eq, tid, c(eb, 0)), [&](mlir::OpBuilder &ib) {
-            store(ib, ci(ib, -1), chosenBin, {c(ib, 0)});
+          when(eb, cmp(eb, ar::CmpIPredicate::eq, tid, cst.index(eb, 0)), [&](mlir::OpBuilder &ib) {
+            store(ib, cst.i32(ib, -1), chosenBin, {cst.index(ib, 0)});
           });
           eb.create<mlir::gpu::BarrierOp>(loc);
           mlir::Value known = prefix;
           eb.create<mlir::scf::ForOp>(
-              loc, first, end, c(eb, 1), mlir::ValueRange{},
+              loc, first, end, cst.index(eb, 1), mlir::ValueRange{},
               [&](mlir::OpBuilder &lb, mlir::Location, mlir::Value t, mlir::ValueRange) {
                 Token tk = token(lb, t);
                 mlir::Value counts = tk.eligible;
                 if (round > 0) {
-                  mlir::Value high = lb.create<ar::ShRUIOp>(loc, tk.bits, ci(lb, shift + 8));
+                  mlir::Value high = lb.create<ar::ShRUIOp>(loc, tk.bits, cst.i32(lb, shift + 8));
                   counts = lb.create<ar::AndIOp>(loc, counts, cmp(lb, ar::CmpIPredicate::eq, high, known));
                 }
                 when(lb, counts, [&](mlir::OpBuilder &ib) {
                   mlir::Value bin = ib.create<ar::AndIOp>(
-                      loc, ib.create<ar::ShRUIOp>(loc, tk.bits, ci(ib, shift)), ci(ib, 255));
+                      loc, ib.create<ar::ShRUIOp>(loc, tk.bits, cst.i32(ib, shift)), cst.i32(ib, 255));
                   ib.create<mlir::memref::AtomicRMWOp>(
-                      loc, ar::AtomicRMWKind::addi, ci(ib, 1), histogram,
+                      loc, ar::AtomicRMWKind::addi, cst.i32(ib, 1), histogram,
                       mlir::ValueRange{ib.create<ar::IndexCastOp>(loc, ib.getIndexType(), bin)});
                 });
                 lb.create<mlir::scf::YieldOp>(loc);
@@ -375,13 +376,13 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::
           eb.create<mlir::gpu::BarrierOp>(loc);
           // Thread i < 256 holds bin 255 - i: the prefix sums over the threads are the counts
           // from the top.
-          mlir::Value mine = cmp(eb, ar::CmpIPredicate::ult, tid, c(eb, 256));
+          mlir::Value mine = cmp(eb, ar::CmpIPredicate::ult, tid, cst.index(eb, 256));
           mlir::Value binIndex = eb.create<ar::SelectOp>(
-              loc, mine, eb.create<ar::SubIOp>(loc, c(eb, 255), eb.create<ar::MinUIOp>(loc, tid, c(eb, 255))),
-              c(eb, 0));
+              loc, mine, eb.create<ar::SubIOp>(loc, cst.index(eb, 255), eb.create<ar::MinUIOp>(loc, tid, cst.index(eb, 255))),
+              cst.index(eb, 0));
           mlir::Value held = eb.create<ar::SelectOp>(
               loc, mine, eb.create<mlir::memref::LoadOp>(loc, histogram, mlir::ValueRange{binIndex}),
-              ci(eb, 0));
+              cst.i32(eb, 0));
           BlockSums sums = blockScan(eb, loc, fn, tid, {held});
           mlir::Value higher = sums.before[0];
           mlir::Value atOrHigher = eb.create<ar::AddIOp>(loc, higher, held);
@@ -390,23 +391,23 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::
               eb.create<ar::AndIOp>(loc, cmp(eb, ar::CmpIPredicate::slt, higher, need),
                                     cmp(eb, ar::CmpIPredicate::sle, need, atOrHigher)));
           when(eb, here, [&](mlir::OpBuilder &ib) {
-            store(ib, ib.create<ar::IndexCastOp>(loc, i32, binIndex), chosenBin, {c(ib, 0)});
-            store(ib, higher, chosenBin, {c(ib, 1)});
+            store(ib, ib.create<ar::IndexCastOp>(loc, i32, binIndex), chosenBin, {cst.index(ib, 0)});
+            store(ib, higher, chosenBin, {cst.index(ib, 1)});
           });
           eb.create<mlir::gpu::BarrierOp>(loc);
-          mlir::Value bin = eb.create<mlir::memref::LoadOp>(loc, chosenBin, mlir::ValueRange{c(eb, 0)});
-          mlir::Value skipped = eb.create<mlir::memref::LoadOp>(loc, chosenBin, mlir::ValueRange{c(eb, 1)});
-          mlir::Value ok = cmp(eb, ar::CmpIPredicate::sge, bin, ci(eb, 0));
+          mlir::Value bin = eb.create<mlir::memref::LoadOp>(loc, chosenBin, mlir::ValueRange{cst.index(eb, 0)});
+          mlir::Value skipped = eb.create<mlir::memref::LoadOp>(loc, chosenBin, mlir::ValueRange{cst.index(eb, 1)});
+          mlir::Value ok = cmp(eb, ar::CmpIPredicate::sge, bin, cst.i32(eb, 0));
           found = eb.create<ar::AndIOp>(loc, found, ok);
           prefix = eb.create<ar::SelectOp>(
-              loc, ok, eb.create<ar::OrIOp>(loc, eb.create<ar::ShLIOp>(loc, prefix, ci(eb, 8)), bin),
+              loc, ok, eb.create<ar::OrIOp>(loc, eb.create<ar::ShLIOp>(loc, prefix, cst.i32(eb, 8)), bin),
               prefix);
           need = eb.create<ar::SelectOp>(loc, ok, eb.create<ar::SubIOp>(loc, need, skipped), need);
           above = eb.create<ar::SelectOp>(loc, ok, eb.create<ar::AddIOp>(loc, above, skipped), above);
         }
         // 2. θ = that key: every eligible token above it is taken, and the first `need` at it
         //    in token order. With fewer than C eligible tokens (no bin found), all of them.
-        mlir::Value theta = eb.create<ar::XOrIOp>(loc, prefix, ci(eb, INT32_MIN));
+        mlir::Value theta = eb.create<ar::XOrIOp>(loc, prefix, cst.i32(eb, INT32_MIN));
         auto classify = [&](mlir::OpBuilder &bb, const Token &tk) {
           mlir::Value over = bb.create<ar::SelectOp>(
               loc, found, cmp(bb, ar::CmpIPredicate::sgt, tk.key, theta),
@@ -416,7 +417,7 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::
               bb.create<ar::AndIOp>(loc, tk.eligible, over), bb.create<ar::AndIOp>(loc, tk.eligible, tie)};
         };
         auto counted = eb.create<mlir::scf::ForOp>(
-            loc, first, end, c(eb, 1), mlir::ValueRange{ci(eb, 0), ci(eb, 0)},
+            loc, first, end, cst.index(eb, 1), mlir::ValueRange{cst.i32(eb, 0), cst.i32(eb, 0)},
             [&](mlir::OpBuilder &lb, mlir::Location, mlir::Value t, mlir::ValueRange acc) {
               auto [over, tie] = classify(lb, token(lb, t));
               lb.create<mlir::scf::YieldOp>(
@@ -431,7 +432,7 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::
         // 3. The segment's takes: slot e·C + position, the expert, the choice t·k + j at the
         //    token's next rank j, and its count.
         eb.create<mlir::scf::ForOp>(
-            loc, first, end, c(eb, 1), mlir::ValueRange{start, sums.before[1]},
+            loc, first, end, cst.index(eb, 1), mlir::ValueRange{start, sums.before[1]},
             [&](mlir::OpBuilder &lb, mlir::Location, mlir::Value t, mlir::ValueRange acc) {
               Token tk = token(lb, t);
               auto [over, tie] = classify(lb, tk);
@@ -441,19 +442,19 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::
               // Unsigned: a broken count (the lit test's control) writes wrong numbers, never
               // outside the buffers.
               take = lb.create<ar::AndIOp>(loc, take,
-                                           cmp(lb, ar::CmpIPredicate::ult, position, ci(lb, capacity)));
+                                           cmp(lb, ar::CmpIPredicate::ult, position, cst.i32(lb, capacity)));
               when(lb, take, [&](mlir::OpBuilder &ib) {
                 mlir::Value j = ib.create<ar::IndexCastOp>(loc, ib.getIndexType(), tk.count);
                 mlir::Value slot = ib.create<ar::AddIOp>(
-                    loc, ib.create<ar::MulIOp>(loc, expert, ci(ib, capacity)), position);
+                    loc, ib.create<ar::MulIOp>(loc, expert, cst.i32(ib, capacity)), position);
                 store(ib, slot, slots, {t, j});
                 store(ib, expert, chosen, {t, j});
                 mlir::Value choice = ib.create<ar::AddIOp>(
-                    loc, ib.create<ar::MulIOp>(loc, ib.create<ar::IndexCastOp>(loc, i32, t), ci(ib, k)),
+                    loc, ib.create<ar::MulIOp>(loc, ib.create<ar::IndexCastOp>(loc, i32, t), cst.i32(ib, k)),
                     tk.count);
                 store(ib, choice, choices,
                       {e, ib.create<ar::IndexCastOp>(loc, ib.getIndexType(), position)});
-                store(ib, ib.create<ar::AddIOp>(loc, tk.count, ci(ib, 1)), taken, {t});
+                store(ib, ib.create<ar::AddIOp>(loc, tk.count, cst.i32(ib, 1)), taken, {t});
               });
               lb.create<mlir::scf::YieldOp>(
                   loc, mlir::ValueRange{lb.create<ar::AddIOp>(loc, position, widen(lb, take)),
@@ -461,11 +462,11 @@ mlir::FailureOr<std::optional<BlockScanLaunch>> mapBlockRouteExperts(mlir::gpu::
             });
         // 4. The expert's row past its takes: −1.
         mlir::Value filled = eb.create<ar::IndexCastOp>(
-            loc, eb.getIndexType(), eb.create<ar::MinUIOp>(loc, total, ci(eb, capacity)));
+            loc, eb.getIndexType(), eb.create<ar::MinUIOp>(loc, total, cst.i32(eb, capacity)));
         eb.create<mlir::scf::ForOp>(
-            loc, eb.create<ar::AddIOp>(loc, filled, tid), c(eb, capacity), c(eb, kThreads),
+            loc, eb.create<ar::AddIOp>(loc, filled, tid), cst.index(eb, capacity), cst.index(eb, kThreads),
             mlir::ValueRange{}, [&](mlir::OpBuilder &lb, mlir::Location, mlir::Value p, mlir::ValueRange) {
-              store(lb, ci(lb, -1), choices, {e, p});
+              store(lb, cst.i32(lb, -1), choices, {e, p});
               lb.create<mlir::scf::YieldOp>(loc);
             });
         eb.create<mlir::scf::YieldOp>(loc);
