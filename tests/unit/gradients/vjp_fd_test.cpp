@@ -397,6 +397,19 @@ std::vector<Case> allCases() {
                 {{F("5x3"), U(-2, 2)}, {"tensor<2x4xi64>", Ints(0, 5)}},
                 "%y = step.embedding %a0, %a1 : " + F("5x3") + ", tensor<2x4xi64>"});
 
+  // Ids that are positions (an iota, as GPT-2's wpe reads them): the table's gradient is a sum
+  // over the other dims instead of a scatter; the whole table, a window of it (offset 1: rows
+  // 0 and 5 get zero), and positions along the first axis.
+  cs.push_back({"embedding_positions_4x3", "embedding", {{F("4x3"), U(-2, 2)}},
+                "%p = step.iota {shape = [2, 4], axis = 1, dtype = i32}\n"
+                "%y = step.embedding %a0, %p : " + F("4x3") + ", tensor<2x4xi32>"});
+  cs.push_back({"embedding_positions_offset_6x3", "embedding", {{F("6x3"), U(-2, 2)}},
+                "%p = step.iota {shape = [3, 4], axis = 1, dtype = i32, offset = 1}\n"
+                "%y = step.embedding %a0, %p : " + F("6x3") + ", tensor<3x4xi32>"});
+  cs.push_back({"embedding_positions_axis0_5x2", "embedding", {{F("5x2"), U(-2, 2)}},
+                "%p = step.iota {shape = [3, 2, 2], axis = 0, dtype = i32}\n"
+                "%y = step.embedding %a0, %p : " + F("5x2") + ", tensor<3x2x2xi32>"});
+
   // top_k: the values' gradient lands at the chosen positions (distinct inputs: no tie within
   // the finite-difference step; ties are a kink, their rule is tested in interpreter_routing_test).
   struct TopK { const char *shape; int64_t k; };
