@@ -172,15 +172,13 @@ struct TopKRowsInnerLowering : mlir::OpRewritePattern<step::TopKOp> {
                         mlir::RankedTensorType::get({blocks, block, n}, element));
     auto slotValues = mlir::RankedTensorType::get({blocks, block}, element);
     auto slotIndices = mlir::RankedTensorType::get({blocks, block}, i32);
+    // The slots start empty (index −1) at the first entry, in the reduction's body: no fill
+    // kernel per slot before it.
     llvm::SmallVector<Value> inits;
     llvm::SmallVector<mlir::Type> slotTypes;
     for (int64_t slot = 0; slot < 2 * k; ++slot) {
-      bool isValue = slot < k;
-      auto type = isValue ? slotValues : slotIndices;
-      Value fillValue = isValue ? scalarConstant(rw, loc, element, 0.0)
-                                : Value(rw.create<ar::ConstantIntOp>(loc, -1, 32));
-      inits.push_back(rw.create<mlir::linalg::FillOp>(loc, fillValue, emptyTensor(rw, loc, type))
-                          .getResult(0));
+      auto type = slot < k ? slotValues : slotIndices;
+      inits.push_back(emptyTensor(rw, loc, type));
       slotTypes.push_back(type);
     }
     mlir::MLIRContext *ctx = rw.getContext();
@@ -195,9 +193,16 @@ struct TopKRowsInnerLowering : mlir::OpRewritePattern<step::TopKOp> {
                                                      mlir::utils::IteratorType::parallel},
         [&](mlir::OpBuilder &bb, mlir::Location l, ValueRange args) {
           Scalars s{bb, l};
-          Value index = s.toI32(bb.create<mlir::linalg::IndexOp>(l, 1));
-          bb.create<mlir::linalg::YieldOp>(
-              l, insertEntry(bb, l, args[0], index, args.drop_front(1), k));
+          Value entry = bb.create<mlir::linalg::IndexOp>(l, 1);
+          Value index = s.toI32(entry);
+          Value first = bb.create<ar::CmpIOp>(l, ar::CmpIPredicate::eq, entry,
+                                              bb.create<ar::ConstantIndexOp>(l, 0));
+          llvm::SmallVector<Value> held;
+          for (int64_t slot = 0; slot < 2 * k; ++slot) {
+            Value empty = slot < k ? scalarConstant(bb, l, element, 0.0) : s.i32(-1);
+            held.push_back(s.select(first, empty, args[1 + slot]));
+          }
+          bb.create<mlir::linalg::YieldOp>(l, insertEntry(bb, l, args[0], index, held, k));
         });
     llvm::SmallVector<Value> slots;
     for (int64_t slot = 0; slot < 2 * k; ++slot)
@@ -237,7 +242,7 @@ struct RouteTokensScanLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
     int64_t experts = shape.experts, capacity = shape.capacity, tokens = shape.tokens, k = shape.k;
     Value load = filledTensor(rw, loc, mlir::RankedTensorType::get({experts}, rw.getI32Type()), 0.0);
     Value choices = filledTensor(rw, loc, choicesType, -1.0);
-    Value slots = filledTensor(rw, loc, slotsType, -1.0);
+    Value slots = emptyTensor(rw, loc, slotsType);  // the loop writes every slot
     Value chosen = op.getExperts();
     auto outer = scanLoop(rw, loc, k, {load, choices, slots}, [&](mlir::OpBuilder &b,
                                                              mlir::Location l, Value j,
