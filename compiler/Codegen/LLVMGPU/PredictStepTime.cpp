@@ -360,56 +360,48 @@ struct PredictStepTimePass : impl::PredictStepTimeBase<PredictStepTimePass> {
         e.flops += count * perIteration;
         parallel = true;
       });
-      // A scan loop (ScanPatterns.cpp) runs its steps in order in every thread: a cumsum
-      // that BlockScan maps, 2 · ⌈length / 32⌉ steps and ~16 for the warps' scan; any other
-      // (an embedding's gradient: a row added at each id's row, the columns over the threads)
-      // one step per iteration, the whole axis.
+      // The loops outlined whole (a kernel's top level) run their steps in order, their cost
+      // a chain of dependent steps:
+      //  - token choice's routing (step.block_route, BlockRoute.h): a block per expert, each
+      //    thread walking its ⌈k·T / 1024⌉ choices twice and its share of the row of C
+      //    choices, with a block scan between (~16 steps);
+      //  - expert choice's (step.block_route_experts): one block, each thread owning ⌈T /
+      //    1024⌉ tokens; per expert 4 radix rounds (a pass over its tokens, a block scan, 3
+      //    barriers: ~40 steps beside the pass), two more passes and a block scan (~20), and
+      //    its share of the row of C choices;
+      //  - a scan loop (ScanPatterns.cpp) in every thread: a cumsum that BlockScan maps,
+      //    2 · ⌈length / 32⌉ steps and ~16 for the warps' scan; any other (an embedding's
+      //    gradient: a row added at each id's row, the columns over the threads) one step per
+      //    iteration, the whole axis.
+      auto share = [](std::optional<int64_t> trips) {
+        return std::ceil(static_cast<double>(trips.value_or(1)) / 1024);
+      };
       for (mlir::Operation &op : kernel.getBody().front()) {
         auto loop = llvm::dyn_cast<mlir::scf::ForOp>(op);
-        if (!loop || !loop->hasAttr("step.scan") || loop->hasAttr("step.block_route") ||
-            loop->hasAttr("step.block_route_experts"))
-          continue;
+        if (!loop) continue;
         double trips = static_cast<double>(tripCount(loop).value_or(1));
-        double chain = matchScanLoop(loop) ? 2 * std::ceil(trips / 32) + 16 : trips;
-        e.serial = std::max(e.serial, chain * kSerialIterationSeconds);
-      }
-      // Token choice's routing (a loop over the experts marked step.block_route): a block per
-      // expert (BlockRoute.h), each thread walking its ⌈k·T / 1024⌉ choices twice and its
-      // share of the row of C choices, with a block scan between (~16 dependent steps).
-      mlir::scf::ForOp route;
-      kernel.walk([&](mlir::scf::ForOp loop) {
-        if (loop->hasAttr("step.block_route")) route = loop;
-      });
-      if (route && tiles == 1 && !parallel) {
-        double experts = static_cast<double>(tripCount(route).value_or(1)), chain = 16;
-        route.getBody()->walk([&](mlir::scf::ForOp inner) {
-          if (inner->getParentOp() == route)
-            chain += std::ceil(static_cast<double>(tripCount(inner).value_or(1)) / 1024) *
-                     (inner == *route.getBody()->getOps<mlir::scf::ForOp>().begin() ? 2 : 1);
-        });
-        e.serial = chain * kSerialIterationSeconds;
-        e.blocks = experts;
-        bound(e, gpu.fp32Flops, gpu);
-        return e;
-      }
-      // Expert choice's routing (the experts' loop marked step.block_route_experts): one block
-      // (BlockRoute.h), each thread owning ⌈T / 1024⌉ tokens; per expert 4 radix rounds (a
-      // pass over its tokens, a block scan, 3 barriers: ~40 dependent steps beside the pass),
-      // two more passes and a block scan, and its share of the row of C choices.
-      mlir::scf::ForOp experts;
-      kernel.walk([&](mlir::scf::ForOp loop) {
-        if (loop->hasAttr("step.block_route_experts")) experts = loop;
-      });
-      if (experts && tiles == 1 && !parallel) {
-        auto inner = llvm::to_vector(experts.getBody()->getOps<mlir::scf::ForOp>());
-        double count = static_cast<double>(tripCount(experts).value_or(1));
-        double segment = inner.empty() ? 1 : std::ceil(tripCount(inner.front()).value_or(1) / 1024.0);
-        double row = inner.empty() ? 1 : std::ceil(tripCount(inner.back()).value_or(1) / 1024.0);
-        e.serial = (segment + count * (4 * (segment + 40) + 2 * segment + 20 + row)) *
-                   kSerialIterationSeconds;
-        e.blocks = 1;
-        bound(e, gpu.fp32Flops, gpu);
-        return e;
+        auto inner = llvm::to_vector(loop.getBody()->getOps<mlir::scf::ForOp>());
+        if (loop->hasAttr("step.block_route") && tiles == 1 && !parallel) {
+          double chain = 16;
+          for (auto [i, walk] : llvm::enumerate(inner)) chain += share(tripCount(walk)) * (i == 0 ? 2 : 1);
+          e.serial = chain * kSerialIterationSeconds;
+          e.blocks = trips;
+          bound(e, gpu.fp32Flops, gpu);
+          return e;
+        }
+        if (loop->hasAttr("step.block_route_experts") && tiles == 1 && !parallel) {
+          double segment = inner.empty() ? 1 : share(tripCount(inner.front()));
+          double row = inner.empty() ? 1 : share(tripCount(inner.back()));
+          e.serial = (segment + trips * (4 * (segment + 40) + 2 * segment + 20 + row)) *
+                     kSerialIterationSeconds;
+          e.blocks = 1;
+          bound(e, gpu.fp32Flops, gpu);
+          return e;
+        }
+        if (loop->hasAttr("step.scan")) {
+          double chain = matchScanLoop(loop) ? 2 * std::ceil(trips / 32) + 16 : trips;
+          e.serial = std::max(e.serial, chain * kSerialIterationSeconds);
+        }
       }
       // Neither tiles nor linalg ops: thread 0 runs it (KernelsToGpu.cpp), every iteration of
       // every loop that loads one after another.
