@@ -23,8 +23,18 @@
 // combine's gathered rows feed the gate-weighted sum and, in the backward, the gate's gradient;
 // cloned, the forward's gather fuses into the weighted sum (one pass over the experts' rows)
 // and the backward's into the gradient's dot, and the [T, k, D] copy is never written.
+// Three more allowances serve top_k's picks on the CPU (one slot of k chosen by index, read by
+// the gates, the load-balancing loss and route_tokens' loop), so that they are no kernels:
+// - a producer that only selects among its inputs by its loop indices fuses through a
+//   broadcast (isSelection: it redoes no work there, the consumer reads the chosen input);
+// - a slice or a unit-dim expand_shape of a cheap producer read only by linalg ops is read
+//   through their maps instead (foldViewsIntoReads), so fusion sees the producer;
+// - an element read in a scan loop is a use a clone may serve (cloned before the loop,
+//   --step-fuse-into-gathers then computes it at the read).
 //
 //===----------------------------------------------------------------------===//
+#include <functional>
+
 #include "compiler/Codegen/Common/FusionRules.h"
 #include "compiler/Codegen/Common/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -60,6 +70,37 @@ bool readsEachOnce(mlir::AffineMap map, mlir::Type type) {
   return llvm::all_of(seen, [](bool s) { return s; });
 }
 
+// Whether `op` only chooses, by its loop indices, which of its inputs' elements to yield
+// (top_k's pick of a slot on the CPU: selects on `linalg.index`): fused through a broadcast it
+// redoes no work, the consumer reads the chosen input where it read the result.
+bool isSelection(mlir::linalg::GenericOp op) {
+  if (op->getNumResults() != 1 || op.getNumParallelLoops() != op.getNumLoops()) return false;
+  mlir::Block &body = op.getRegion().front();
+  std::function<bool(mlir::Value)> byIndices = [&](mlir::Value v) {
+    mlir::Operation *def = v.getDefiningOp();
+    if (!def) return false;  // a block argument is data
+    if (llvm::isa<mlir::linalg::IndexOp, mlir::arith::ConstantOp>(def)) return true;
+    return llvm::isa<mlir::arith::CmpIOp, mlir::arith::AndIOp, mlir::arith::OrIOp>(def) &&
+           llvm::all_of(def->getOperands(), byIndices);
+  };
+  std::function<bool(mlir::Value)> chosen = [&](mlir::Value v) {
+    if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(v))
+      return arg.getOwner() == &body &&
+             arg.getArgNumber() < static_cast<unsigned>(op.getNumDpsInputs());
+    auto select = v.getDefiningOp<mlir::arith::SelectOp>();
+    return select && byIndices(select.getCondition()) && chosen(select.getTrueValue()) &&
+           chosen(select.getFalseValue());
+  };
+  return chosen(body.getTerminator()->getOperand(0));
+}
+
+// A map whose results are loop dims and constant indices (a broadcast, a slice, or both).
+bool dimsAndConstants(mlir::AffineMap map) {
+  return llvm::all_of(map.getResults(), [](mlir::AffineExpr e) {
+    return llvm::isa<mlir::AffineDimExpr, mlir::AffineConstantExpr>(e);
+  });
+}
+
 // The rule for one producer -> consumer edge, the producer's other uses aside.
 bool fusibleEdge(mlir::OpOperand *operand) {
   mlir::Operation *producer = operand->get().getDefiningOp();
@@ -76,7 +117,10 @@ bool fusibleEdge(mlir::OpOperand *operand) {
       }))
     return false;
   if (!consumer.isDpsInput(operand)) return false;
-  return readsEachOnce(consumer.getMatchingIndexingMap(operand), operand->get().getType());
+  mlir::AffineMap map = consumer.getMatchingIndexingMap(operand);
+  if (readsEachOnce(map, operand->get().getType())) return true;
+  auto selection = llvm::dyn_cast<mlir::linalg::GenericOp>(producer);
+  return selection && isSelection(selection) && dimsAndConstants(map);
 }
 
 // A producer with uses besides this consumer fuses into it as one kernel with both results
@@ -263,14 +307,25 @@ bool inputOverwrittenBefore(mlir::linalg::GenericOp producer, mlir::Operation *u
   return writtenBetween(inputs, producer, user);
 }
 
+// Where a use's clone goes: before its consumer, or, for an element read in a scan loop
+// (tensor.extract: route_tokens reading top_k's indices), before the loop in the producer's
+// block, where --step-fuse-into-gathers then computes the clone at the read. Null: neither.
+mlir::Operation *cloneSite(mlir::linalg::GenericOp producer, mlir::OpOperand &use) {
+  mlir::Operation *user = use.getOwner();
+  if (user->getBlock() == producer->getBlock()) return fusibleEdge(&use) ? user : nullptr;
+  if (!llvm::isa<mlir::tensor::ExtractOp>(user) || !insideScan(user) ||
+      user->getParentOfType<mlir::linalg::GenericOp>())
+    return nullptr;
+  return producer->getBlock()->findAncestorOpInBlock(*user);
+}
+
 bool worthCloning(mlir::linalg::GenericOp producer) {
   int64_t uses = 0;
   mlir::Operation *last = nullptr;
   for (mlir::OpOperand &use : producer->getResult(0).getUses()) {
-    if (use.getOwner()->getBlock() != producer->getBlock() || !fusibleEdge(&use) ||
-        inputOverwrittenBefore(producer, use.getOwner()))
-      return false;
-    if (!last || last->isBeforeInBlock(use.getOwner())) last = use.getOwner();
+    mlir::Operation *site = cloneSite(producer, use);
+    if (!site || inputOverwrittenBefore(producer, site)) return false;
+    if (!last || last->isBeforeInBlock(site)) last = site;
     ++uses;
   }
   if (uses < 2 || !chainClonable(producer, last)) return false;
@@ -278,6 +333,101 @@ bool worthCloning(mlir::linalg::GenericOp producer) {
   for (mlir::OpOperand *input : producer.getDpsInputOperands())
     fullInputs += producer.getMatchingIndexingMap(input).isPermutation();
   return fullInputs * uses <= fullInputs + 1 + uses;
+}
+
+// Where each of a view's readers reads the viewed tensor: for each dim of the view, the
+// producer's dim it is (or -1: one the view adds) and the offset there.
+struct ViewDims {
+  llvm::SmallVector<int64_t> source, offset;
+  llvm::SmallVector<bool> narrowed;  // read at one index only (a slice narrower, an added dim)
+};
+
+// A slice with unit strides and static bounds, keeping the rank, or an expand_shape adding
+// unit dims (top_k's values as the gates [T, k, 1]).
+std::optional<ViewDims> viewDims(mlir::Operation *view) {
+  ViewDims dims;
+  if (auto slice = llvm::dyn_cast<mlir::tensor::ExtractSliceOp>(view)) {
+    if (!slice.hasUnitStride() || slice.getType().getRank() != slice.getSourceType().getRank() ||
+        mlir::ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+        mlir::ShapedType::isDynamicShape(slice.getStaticSizes()))
+      return std::nullopt;
+    auto full = slice.getSourceType().getShape();
+    for (int64_t d = 0; d < slice.getType().getRank(); ++d) {
+      dims.source.push_back(d);
+      dims.offset.push_back(slice.getStaticOffsets()[d]);
+      dims.narrowed.push_back(slice.getStaticOffsets()[d] != 0 ||
+                              slice.getStaticSizes()[d] != full[d]);
+    }
+    return dims;
+  }
+  auto expand = llvm::dyn_cast<mlir::tensor::ExpandShapeOp>(view);
+  if (!expand || !expand.getType().hasStaticShape()) return std::nullopt;
+  auto from = expand.getSrcType().getShape(), to = expand.getType().getShape();
+  if (from.empty()) {  // a scalar's every dim is added
+    for (int64_t size : to) {
+      if (size != 1) return std::nullopt;
+      dims.source.push_back(-1);
+      dims.offset.push_back(0);
+      dims.narrowed.push_back(true);
+    }
+    return dims;
+  }
+  for (auto [d, group] : llvm::enumerate(expand.getReassociationIndices())) {
+    bool kept = false;
+    for (int64_t e : group) {
+      bool keep = !kept && (to[e] == from[d] || e == group.back());
+      if (!keep && to[e] != 1) return std::nullopt;
+      kept |= keep;
+      dims.source.push_back(keep ? static_cast<int64_t>(d) : -1);
+      dims.offset.push_back(0);
+      dims.narrowed.push_back(!keep);
+    }
+  }
+  return dims;
+}
+
+// A view of a cheap producer that only linalg ops read, a slice (top_k's first choices for
+// the load-balancing loss, indices[:, 0:1]) or an expand_shape adding unit dims (its values
+// as the gates [T, k, 1]), is read by them through their maps instead: each reader must read
+// a narrowed dim at one index (a constant), which moves by the slice's offset; an added dim's
+// read is dropped. The producer then has fusible readers where it had a view that fusion does
+// not look through, and, cloned into them, is no kernel of its own.
+void foldViewsIntoReads(mlir::ModuleOp module) {
+  llvm::SmallVector<mlir::Operation *> views;
+  module.walk([&](mlir::Operation *op) {
+    if (llvm::isa<mlir::tensor::ExtractSliceOp, mlir::tensor::ExpandShapeOp>(op))
+      views.push_back(op);
+  });
+  for (mlir::Operation *view : views) {
+    auto producer = view->getOperand(0).getDefiningOp<mlir::linalg::GenericOp>();
+    std::optional<ViewDims> dims = viewDims(view);
+    if (!producer || !clonableShape(producer) || !dims || view->use_empty()) continue;
+    bool readsIndices = llvm::all_of(view->getUses(), [&](mlir::OpOperand &use) {
+      auto reader = llvm::dyn_cast<mlir::linalg::GenericOp>(use.getOwner());
+      if (!reader || !reader.isDpsInput(&use)) return false;
+      mlir::AffineMap map = reader.getMatchingIndexingMap(&use);
+      for (auto [d, narrowed] : llvm::enumerate(dims->narrowed)) {
+        auto constant = llvm::dyn_cast<mlir::AffineConstantExpr>(map.getResult(d));
+        if (narrowed && (!constant || (dims->source[d] < 0 && constant.getValue() != 0)))
+          return false;
+      }
+      return true;
+    });
+    if (!readsIndices) continue;
+    for (mlir::OpOperand &use : llvm::make_early_inc_range(view->getUses())) {
+      auto reader = llvm::cast<mlir::linalg::GenericOp>(use.getOwner());
+      mlir::AffineMap map = reader.getMatchingIndexingMap(&use);
+      llvm::SmallVector<mlir::AffineExpr> moved;
+      for (auto [d, expr] : llvm::enumerate(map.getResults()))
+        if (dims->source[d] >= 0) moved.push_back(expr + dims->offset[d]);
+      llvm::SmallVector<mlir::AffineMap> maps = reader.getIndexingMapsArray();
+      maps[use.getOperandNumber()] =
+          mlir::AffineMap::get(map.getNumDims(), 0, moved, reader.getContext());
+      reader.setIndexingMapsAttr(mlir::Builder(reader).getAffineMapArrayAttr(maps));
+      use.set(view->getOperand(0));
+    }
+    view->erase();
+  }
 }
 
 // Consumers first: cloning a producer gives each of its own single-use producers one use per
@@ -291,7 +441,7 @@ void cloneCheapProducers(mlir::ModuleOp module) {
     for (mlir::OpOperand &use : producer->getResult(0).getUses()) uses.push_back(&use);
     mlir::OpBuilder b(producer);
     for (mlir::OpOperand *use : uses) {
-      b.setInsertionPoint(use->getOwner());
+      b.setInsertionPoint(cloneSite(producer, *use));
       use->set(b.clone(*producer)->getResult(0));
     }
     producer->erase();
@@ -300,6 +450,7 @@ void cloneCheapProducers(mlir::ModuleOp module) {
 
 struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
+    foldViewsIntoReads(getOperation());
     cloneCheapProducers(getOperation());
     mlir::RewritePatternSet patterns(&getContext());
     mlir::linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);

@@ -1,10 +1,11 @@
 //===- FuseIntoGathers.cpp - --step-fuse-into-gathers ---------------------===//
 //
 // An elementwise producer whose result is only read element by element, by tensor.extract in
-// other kernels' bodies (a gather: step.gather_rows), directly or through a collapse_shape, is
-// computed at each read instead: the read's indices become the producer's loop indices (a
-// collapsed index delinearized over its group), its inputs are read there through their maps,
-// and its payload is cloned in. The producer's tensor is never written.
+// other kernels' bodies (a gather: step.gather_rows; a scan loop: the routing), directly or
+// through a collapse_shape, is computed at each read instead: the read's indices become the
+// producer's loop indices (a collapsed index delinearized over its group), its inputs are read
+// there through their maps, and its payload is cloned in. The producer's tensor is never
+// written.
 //
 // Why: the backward of an MoE's combine scales dY by each choice's gate ([T, k, D]: dY read
 // once per choice) and gathers the scaled rows into expert order for the experts' GEMMs. The
@@ -34,11 +35,12 @@ namespace {
 
 constexpr int kMaxOps = 4;  // as --step-fuse-elementwise's cheap clones
 
-// A read of `value` inside another linalg.generic's body.
+// A read of `value` inside another linalg.generic's body, or inside a scan loop (top_k's pick
+// of a slot, read by route_tokens' loop, is then computed there from the slots).
 bool isGatherRead(mlir::Operation *user, mlir::Value value) {
   auto extract = llvm::dyn_cast<mlir::tensor::ExtractOp>(user);
   return extract && extract.getTensor() == value &&
-         extract->getParentOfType<mlir::linalg::GenericOp>();
+         (extract->getParentOfType<mlir::linalg::GenericOp>() || insideScan(extract));
 }
 
 // The producer's shape and payload, whatever its uses.

@@ -27,6 +27,15 @@ inline bool isLoopCarried(mlir::Value v) {
   return arg && llvm::isa<mlir::LoopLikeOpInterface>(arg.getOwner()->getParentOp());
 }
 
+/// Whether `op` is inside a loop marked `step.scan` (a kernel that is a loop nest of scalar
+/// loads and stores: the routing loops, OutlineKernels.cpp): a tensor.extract there reads one
+/// element, as a gather's does.
+inline bool insideScan(mlir::Operation *op) {
+  for (mlir::Operation *parent = op->getParentOp(); parent; parent = parent->getParentOp())
+    if (parent->hasAttr("step.scan")) return true;
+  return false;
+}
+
 /// The bytes of a tensor type; a dynamic shape counts as too large to move.
 inline int64_t tensorBytes(mlir::Type type) {
   auto t = llvm::cast<mlir::RankedTensorType>(type);

@@ -91,7 +91,8 @@ void profile(mlir::ModuleOp module, mlir::func::CallOp call, int64_t id) {
 // into the result; add a gradient row into the row of its id) become one kernel, with the
 // loop inside; so are the routing loops (RoutingPatterns.cpp), nests of scalar loads, selects
 // and stores. A loop qualifies if it has no results and holds only views, loads and stores,
-// scalar arithmetic, inner scf.for loops and linalg ops (nothing that allocates or calls out).
+// scalar arithmetic, inner scf.for loops, scf.if branches and linalg ops (nothing that
+// allocates or calls out).
 bool scanBodyQualifies(mlir::Block &body) {
   for (mlir::Operation &inner : body.without_terminator()) {
     if (llvm::isa<mlir::linalg::LinalgOp>(inner)) {
@@ -100,6 +101,13 @@ bool scanBodyQualifies(mlir::Block &body) {
     }
     if (auto nested = llvm::dyn_cast<mlir::scf::ForOp>(inner)) {
       if (!scanBodyQualifies(*nested.getBody())) return false;
+      continue;
+    }
+    // A step done once, at the loop's start (route_tokens' fills): a branch with no results.
+    if (auto branch = llvm::dyn_cast<mlir::scf::IfOp>(inner)) {
+      if (branch.getNumResults() != 0 || !scanBodyQualifies(*branch.thenBlock()) ||
+          (branch.elseBlock() && !scanBodyQualifies(*branch.elseBlock())))
+        return false;
       continue;
     }
     if (!llvm::isa<mlir::memref::SubViewOp, mlir::memref::CollapseShapeOp,

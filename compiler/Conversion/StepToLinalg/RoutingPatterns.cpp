@@ -13,7 +13,9 @@
 //   taken). KernelsToGpu runs a loop like these in one thread, so a GPU target lowers
 //   route_tokens with ParallelRoutingPatterns.cpp, and route_experts to the block form below,
 //   which it runs as one block (BlockRoute.h).
-//   Every choice is made with selects, not branches, so a kernel is one straight loop nest.
+//   Every choice is made with selects, not branches, so a kernel is one straight loop nest;
+//   the one branch is each CPU routing's start, filling its counts and results at its first
+//   step.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/StepToLinalg/LoweringUtils.h"
@@ -92,18 +94,16 @@ llvm::SmallVector<Value> insertEntry(mlir::OpBuilder &b, mlir::Location l, Value
   return next;
 }
 
-// Slot j of `slots` (k values, k indices) at j: a chain of selects.
-std::pair<Value, Value> pickSlot(mlir::OpBuilder &b, mlir::Location l, Value j, ValueRange slots,
-                                 int64_t k) {
+// Slot j of `slots` (k values, or k indices) at j: a chain of selects.
+Value pickSlot(mlir::OpBuilder &b, mlir::Location l, Value j, ValueRange slots) {
   Scalars s{b, l};
-  Value value = slots[0], index = slots[k];
-  for (int64_t slot = 1; slot < k; ++slot) {
+  Value picked = slots[0];
+  for (int64_t slot = 1; slot < static_cast<int64_t>(slots.size()); ++slot) {
     Value here = b.create<ar::CmpIOp>(l, ar::CmpIPredicate::eq, j,
                                       b.create<ar::ConstantIndexOp>(l, slot));
-    value = s.select(here, slots[slot], value);
-    index = s.select(here, slots[k + slot], index);
+    picked = s.select(here, slots[slot], picked);
   }
-  return {value, index};
+  return picked;
 }
 
 // A GPU's form (parallelRouting): one linalg.generic over [rows, k], all parallel: element
@@ -140,7 +140,8 @@ struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
                     insertEntry(b2, l2, t.get(x, {r, i}), t.toI32(i), slots, k);
                 b2.create<mlir::scf::YieldOp>(l2, next);
               });
-          auto [value, index] = pickSlot(b, l, j, row.getResults(), k);
+          Value value = pickSlot(b, l, j, row.getResults().take_front(k));
+          Value index = pickSlot(b, l, j, row.getResults().drop_front(k));
           b.create<mlir::linalg::YieldOp>(l, ValueRange{value, index});
         });
     topK.replace(rw, op, generic.getResult(0), generic.getResult(1));
@@ -151,8 +152,8 @@ struct TopKLowering : mlir::OpRewritePattern<step::TopKOp> {
 // The CPU's form: the same insertion as TopKLowering, each row's once, with the rows innermost
 // so that the loop over them vectorizes. One linalg.generic reduces over the entries i into 2k
 // slot tensors of [rows] (the entries in order, as the insertion needs), the rows in parallel
-// blocks outside the entries and a dependence-free loop inside them; a second generic,
-// elementwise over [rows, k], picks slot j. TopKLowering's
+// blocks outside the entries and a dependence-free loop inside them; two elementwise
+// generics over [rows, k] pick slot j's value and index (no kernels once fused). TopKLowering's
 // form ran each row's chain of dependent selects k times, the row loop outermost: an E = 64,
 // k = 2 router's [4096, 64] took 3.1 ms a step there (15% of the MoE layer's step), this one
 // 0.23 ms (0.87 as one block on one thread).
@@ -209,22 +210,29 @@ struct TopKRowsInnerLowering : mlir::OpRewritePattern<step::TopKOp> {
       slots.push_back(reshapeTo(
           rw, loc, reduce.getResult(slot),
           mlir::RankedTensorType::get({rows}, slot < k ? element : mlir::Type(i32))));
-    auto valuesType = mlir::RankedTensorType::get({rows, k}, element);
-    auto indicesType = mlir::RankedTensorType::get({rows, k}, i32);
+    // Two picks, the values' and the indices', each one result of a few selects: so that
+    // --step-fuse-elementwise clones each into its consumers (the gates' sum and division),
+    // --step-fuse-into-gathers computes it at each read of route_tokens' loop, and neither is a
+    // kernel of its own (one pick with two results was: the CPU's routing was then 3 kernels).
     mlir::AffineExpr row = rw.getAffineDimExpr(0);
-    llvm::SmallVector<mlir::AffineMap> pickMaps(2 * k, mlir::AffineMap::get(2, 0, {row}, ctx));
-    pickMaps.append(2, rw.getMultiDimIdentityMap(2));
-    auto pick = rw.create<mlir::linalg::GenericOp>(
-        loc, mlir::TypeRange{valuesType, indicesType}, slots,
-        ValueRange{emptyTensor(rw, loc, valuesType), emptyTensor(rw, loc, indicesType)},
-        pickMaps,
-        llvm::SmallVector<mlir::utils::IteratorType>(2, mlir::utils::IteratorType::parallel),
-        [&](mlir::OpBuilder &b, mlir::Location l, ValueRange args) {
-          Value j = b.create<mlir::linalg::IndexOp>(l, 1);
-          auto [value, index] = pickSlot(b, l, j, args.take_front(2 * k), k);
-          b.create<mlir::linalg::YieldOp>(l, ValueRange{value, index});
-        });
-    topK.replace(rw, op, pick.getResult(0), pick.getResult(1));
+    auto pickOf = [&](ValueRange of, mlir::Type type) {
+      auto resultType = mlir::RankedTensorType::get({rows, k}, type);
+      llvm::SmallVector<mlir::AffineMap> pickMaps(k, mlir::AffineMap::get(2, 0, {row}, ctx));
+      pickMaps.push_back(rw.getMultiDimIdentityMap(2));
+      return rw
+          .create<mlir::linalg::GenericOp>(
+              loc, mlir::TypeRange{resultType}, of, ValueRange{emptyTensor(rw, loc, resultType)},
+              pickMaps,
+              llvm::SmallVector<mlir::utils::IteratorType>(2, mlir::utils::IteratorType::parallel),
+              [&](mlir::OpBuilder &b, mlir::Location l, ValueRange args) {
+                Value j = b.create<mlir::linalg::IndexOp>(l, 1);
+                b.create<mlir::linalg::YieldOp>(l, pickSlot(b, l, j, args.take_front(k)));
+              })
+          .getResult(0);
+    };
+    Value values = pickOf(ValueRange(slots).take_front(k), element);
+    Value indices = pickOf(ValueRange(slots).drop_front(k), i32);
+    topK.replace(rw, op, values, indices);
     return mlir::success();
   }
 };
@@ -240,16 +248,37 @@ struct RouteTokensScanLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
     auto choicesType = typeOf(op.getChoices()), slotsType = typeOf(op.getSlots());
     RoutingShape shape = RoutingShape::of(op.getChoices(), op.getSlots());
     int64_t experts = shape.experts, capacity = shape.capacity, tokens = shape.tokens, k = shape.k;
-    Value load = filledTensor(rw, loc, mlir::RankedTensorType::get({experts}, rw.getI32Type()), 0.0);
-    Value choices = filledTensor(rw, loc, choicesType, -1.0);
-    Value slots = emptyTensor(rw, loc, slotsType);  // the loop writes every slot
+    auto loadType = mlir::RankedTensorType::get({experts}, rw.getI32Type());
+    // The loads (0) and the choices (−1: empty) are filled at the first step, inside the loop,
+    // so that the routing is one kernel, not a fill kernel for each before it; the slots are
+    // not filled at all, the loop writes every one.
+    Value load = emptyTensor(rw, loc, loadType);
+    Value choices = emptyTensor(rw, loc, choicesType);
+    Value slots = emptyTensor(rw, loc, slotsType);
     Value chosen = op.getExperts();
     auto outer = scanLoop(rw, loc, k, {load, choices, slots}, [&](mlir::OpBuilder &b,
                                                              mlir::Location l, Value j,
                                                              ValueRange rankState) {
       auto inner = scanLoop(b, l, tokens, rankState, [&](mlir::OpBuilder &b2, mlir::Location l2,
-                                                     Value t, ValueRange st) {
+                                                     Value t, ValueRange given) {
         Scalars s{b2, l2};
+        // In the token loop, not the rank loop: with k = 1 canonicalization inlines the rank
+        // loop, and the fills would be kernels of their own again.
+        Value zero = s.index(0);
+        Value first = s.both(s.cmp(ar::CmpIPredicate::eq, t, zero),
+                             s.cmp(ar::CmpIPredicate::eq, j, zero));
+        Value none = s.i32(0), empty = s.i32(-1);
+        auto start = b2.create<mlir::scf::IfOp>(
+            l2, first,
+            [&](mlir::OpBuilder &b3, mlir::Location l3) {
+              Value loads = b3.create<mlir::linalg::FillOp>(l3, none, given[0]).getResult(0);
+              Value rows = b3.create<mlir::linalg::FillOp>(l3, empty, given[1]).getResult(0);
+              b3.create<mlir::scf::YieldOp>(l3, ValueRange{loads, rows});
+            },
+            [&](mlir::OpBuilder &b3, mlir::Location l3) {
+              b3.create<mlir::scf::YieldOp>(l3, ValueRange{given[0], given[1]});
+            });
+        llvm::SmallVector<Value> st = {start.getResult(0), start.getResult(1), given[2]};
         Value e = s.get(chosen, {t, j});
         Value valid = s.both(s.cmp(ar::CmpIPredicate::sge, e, s.i32(0)),
                              s.cmp(ar::CmpIPredicate::slt, e, s.i32(experts)));
@@ -273,7 +302,8 @@ struct RouteTokensScanLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
 
 // Each expert in turn: the C-th largest key among the eligible tokens by 32 halvings of the
 // i32 key range (a count per halving), then one pass taking every eligible token above it and,
-// in token order, as many equal to it as the capacity leaves.
+// in token order, as many equal to it as the capacity leaves. The first expert's step starts
+// the results (filled in a branch: one kernel, no fill kernels before it).
 //
 // A GPU target's form (`blockForm`, parallel-routing) is the same nest written for one kernel
 // of one block (BlockRoute.h, which replaces the nest by a radix select and block scans over
@@ -292,19 +322,35 @@ struct RouteExpertsScanLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
     RoutingShape shape = RoutingShape::of(op.getChoices(), op.getSlots());
     int64_t experts = shape.experts, capacity = shape.capacity, tokens = shape.tokens, k = shape.k;
     Value scores = op.getScores();
-    auto start = [&](mlir::RankedTensorType type, double value) {
-      return blockForm ? emptyTensor(rw, loc, type) : filledTensor(rw, loc, type, value);
-    };
-    Value taken = start(mlir::RankedTensorType::get({tokens}, rw.getI32Type()), 0.0);
-    Value choices = start(choicesType, -1.0);
-    Value slots = start(slotsType, -1.0);
-    Value chosen = start(slotsType, -1.0);
+    // The results start empty: each form sets them in its first step (no fill kernels).
+    Value taken = emptyTensor(rw, loc, mlir::RankedTensorType::get({tokens}, rw.getI32Type()));
+    Value choices = emptyTensor(rw, loc, choicesType);
+    Value slots = emptyTensor(rw, loc, slotsType);
+    Value chosen = emptyTensor(rw, loc, slotsType);
     auto outer = scanLoop(rw, loc, experts, {taken, choices, slots, chosen}, [&](mlir::OpBuilder &b,
                                                                             mlir::Location l,
                                                                             Value e,
                                                                             ValueRange given) {
       llvm::SmallVector<Value> st(given);
-      if (blockForm) {
+      if (!blockForm) {
+        // The CPU's: the first expert's step fills the counts (0) and the rest (−1: none).
+        Scalars h{b, l};
+        Value first = h.cmp(ar::CmpIPredicate::eq, e, h.index(0));
+        Value none = h.i32(0), empty = h.i32(-1);
+        auto start = b.create<mlir::scf::IfOp>(
+            l, first,
+            [&](mlir::OpBuilder &b2, mlir::Location l2) {
+              llvm::SmallVector<Value> filled;
+              for (auto [i, v] : llvm::enumerate(given))
+                filled.push_back(
+                    b2.create<mlir::linalg::FillOp>(l2, i == 0 ? none : empty, v).getResult(0));
+              b2.create<mlir::scf::YieldOp>(l2, filled);
+            },
+            [&](mlir::OpBuilder &b2, mlir::Location l2) {
+              b2.create<mlir::scf::YieldOp>(l2, given);
+            });
+        st = llvm::SmallVector<Value>(start.getResults());
+      } else {
         // The first expert starts the tokens: no count, no slot, no expert.
         auto init = scanLoop(b, l, tokens, st, [&](mlir::OpBuilder &b2, mlir::Location l2,
                                                   Value t, ValueRange c) {

@@ -10,7 +10,8 @@
 // producer of a few arith ops whose inputs stay live anyway is cloned into each of its
 // consumers; (f) is the chain that must not be (its exp would be left materialised); (g) a
 // gather (an MoE's combine) is cloned likewise, into a dot-per-row reduction among others;
-// (h) a read of a unit dim at index 0 is no broadcast, nor (i) one of a fixed slice.
+// (h) a read of a unit dim at index 0 is no broadcast, nor (i) one of a fixed slice; (l) a
+// producer that only selects among its inputs (top_k's picks) fuses through broadcasts and views.
 //
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | FileCheck %s
 // RUN: %stepc-opt %s -split-input-file --step-fuse-elementwise | %stepc-opt -split-input-file -o /dev/null
@@ -449,4 +450,91 @@ func.func @use_between(%a: tensor<8xf32>, %acc: tensor<f32>) -> (tensor<f32>, te
     linalg.yield %n : f32
   } -> tensor<8xf32>
   return %1, %2 : tensor<f32>, tensor<8xf32>
+}
+
+// -----
+
+// (l) top_k's picks on the CPU (RoutingPatterns.cpp): [8, 2] values and indices, each slot j
+// selected from k = 2 slot tensors [8] by linalg.index. A pick only selects among its inputs,
+// so it fuses even through a broadcast (it redoes no work), and views of it are read through
+// their readers' maps: the values through an expand_shape to [8, 2, 1] by the gate scale
+// broadcast over D, the first indices through a slice [8, 1] by a count over 3 experts (which
+// then reads slot 0 itself: the pick's select folds at the constant index). The indices'
+// element read in a scan loop (route_tokens') gets a clone before the loop, which
+// --step-fuse-into-gathers computes at the read. No pick is left a kernel of its own.
+// CHECK-LABEL: func.func @top_k_picks
+// CHECK-SAME: (%[[V0:.+]]: tensor<8xf32>, %[[V1:.+]]: tensor<8xf32>, %[[I0:.+]]: tensor<8xi32>, %[[I1:.+]]: tensor<8xi32>, %[[Y:.+]]: tensor<8x2x4xf32>)
+// CHECK-NOT: tensor.expand_shape
+// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[SCALED:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[Y]], %[[V0]], %[[V1]] : tensor<8x2x4xf32>, tensor<8xf32>, tensor<8xf32>)
+// CHECK: arith.select
+// CHECK: arith.mulf
+// CHECK: %[[COUNT:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[I0]] : tensor<8xi32>)
+// CHECK-NOT: arith.select
+// CHECK: arith.addf
+// CHECK: %[[CLONE:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[I0]], %[[I1]] : tensor<8xi32>, tensor<8xi32>)
+// CHECK: scf.for
+// CHECK: tensor.extract %[[CLONE]]
+// CHECK: } {step.scan}
+#p_row = affine_map<(d0, d1) -> (d0)>
+#p_2 = affine_map<(d0, d1) -> (d0, d1)>
+#p_3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#p_gate = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#p_first = affine_map<(d0, d1) -> (d0, 0)>
+#p_expert = affine_map<(d0, d1) -> (d1)>
+func.func @top_k_picks(%v0: tensor<8xf32>, %v1: tensor<8xf32>, %i0: tensor<8xi32>, %i1: tensor<8xi32>,
+                       %y: tensor<8x2x4xf32>) -> (tensor<8x2x4xf32>, tensor<3xf32>, i32) {
+  %c1 = arith.constant 1 : index
+  %ev = tensor.empty() : tensor<8x2xf32>
+  %values = linalg.generic {indexing_maps = [#p_row, #p_row, #p_2], iterator_types = ["parallel", "parallel"]}
+      ins(%v0, %v1 : tensor<8xf32>, tensor<8xf32>) outs(%ev : tensor<8x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %second = arith.cmpi eq, %j, %c1 : index
+    %v = arith.select %second, %b, %a : f32
+    linalg.yield %v : f32
+  } -> tensor<8x2xf32>
+  %ei = tensor.empty() : tensor<8x2xi32>
+  %indices = linalg.generic {indexing_maps = [#p_row, #p_row, #p_2], iterator_types = ["parallel", "parallel"]}
+      ins(%i0, %i1 : tensor<8xi32>, tensor<8xi32>) outs(%ei : tensor<8x2xi32>) {
+  ^bb0(%a: i32, %b: i32, %o: i32):
+    %j = linalg.index 1 : index
+    %second = arith.cmpi eq, %j, %c1 : index
+    %v = arith.select %second, %b, %a : i32
+    linalg.yield %v : i32
+  } -> tensor<8x2xi32>
+  %gates = tensor.expand_shape %values [[0], [1, 2]] output_shape [8, 2, 1] : tensor<8x2xf32> into tensor<8x2x1xf32>
+  %e3 = tensor.empty() : tensor<8x2x4xf32>
+  %scaled = linalg.generic {indexing_maps = [#p_3, #p_gate, #p_3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%y, %gates : tensor<8x2x4xf32>, tensor<8x2x1xf32>) outs(%e3 : tensor<8x2x4xf32>) {
+  ^bb0(%a: f32, %g: f32, %o: f32):
+    %m = arith.mulf %a, %g : f32
+    linalg.yield %m : f32
+  } -> tensor<8x2x4xf32>
+  %first = tensor.extract_slice %indices[0, 0] [8, 1] [1, 1] : tensor<8x2xi32> to tensor<8x1xi32>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<3xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3xf32>) -> tensor<3xf32>
+  %count = linalg.generic {indexing_maps = [#p_first, #p_expert], iterator_types = ["reduction", "parallel"]}
+      ins(%first : tensor<8x1xi32>) outs(%acc : tensor<3xf32>) {
+  ^bb0(%e: i32, %o: f32):
+    %x = linalg.index 1 : index
+    %xi = arith.index_cast %x : index to i32
+    %hit = arith.cmpi eq, %e, %xi : i32
+    %one = arith.uitofp %hit : i1 to f32
+    %s = arith.addf %o, %one : f32
+    linalg.yield %s : f32
+  } -> tensor<3xf32>
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c0_i32 = arith.constant 0 : i32
+  %total = scf.for %t = %c0 to %c8 step %c1 iter_args(%sum = %c0_i32) -> (i32) {
+    %e = tensor.extract %indices[%t, %c1] : tensor<8x2xi32>
+    %next = arith.addi %sum, %e : i32
+    scf.yield %next : i32
+  } {step.scan}
+  return %scaled, %count, %total : tensor<8x2x4xf32>, tensor<3xf32>, i32
 }

@@ -3,7 +3,7 @@
 // gathered into expert order) is computed at the read: the row index delinearized over
 // [4, 2], the inputs read there through their maps, the payload cloned; the producer is gone.
 // (b) one that another kernel also reads whole stays, and (c) one whose inputs are larger than
-// its result (they would live on in its place) stays.
+// its result (they would live on in its place) stays; (d) a read in a scan loop is a read too.
 //
 // RUN: %stepc-opt %s -split-input-file --step-fuse-into-gathers | FileCheck %s
 // RUN: %stepc-opt %s -split-input-file --step-fuse-into-gathers | %stepc-opt -split-input-file -o /dev/null
@@ -99,4 +99,48 @@ func.func @inputs_larger(%x: tensor<8x4xf32>, %idx: tensor<8xi32>) -> tensor<8xf
     linalg.yield %v : f32
   } -> tensor<8xf32>
   return %picked : tensor<8xf32>
+}
+
+// -----
+
+// (d) A read in a scan loop (route_tokens' loop reading top_k's indices: the pick of slot j
+// among the k slot tensors) is a gather's read too: the pick is computed there, reading both
+// slots at the token, and is no kernel of its own.
+// CHECK-LABEL: func.func @scan_read
+// CHECK-SAME: (%[[S0:.+]]: tensor<8xi32>, %[[S1:.+]]: tensor<8xi32>)
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: scf.for %[[T:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: %[[A:.+]] = tensor.extract %[[S0]][%[[T]]]
+// CHECK: %[[B:.+]] = tensor.extract %[[S1]][%[[T]]]
+// CHECK: %[[SECOND:.+]] = arith.cmpi eq, %[[J]], %{{.+}} : index
+// CHECK: %[[E:.+]] = arith.select %[[SECOND]], %[[B]], %[[A]] : i32
+// CHECK: arith.addi %{{.+}}, %[[E]]
+// CHECK-NOT: linalg.generic
+#s_row = affine_map<(d0, d1) -> (d0)>
+#s_2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @scan_read(%s0: tensor<8xi32>, %s1: tensor<8xi32>) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c0_i32 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8x2xi32>
+  %indices = linalg.generic {indexing_maps = [#s_row, #s_row, #s_2], iterator_types = ["parallel", "parallel"]}
+      ins(%s0, %s1 : tensor<8xi32>, tensor<8xi32>) outs(%e : tensor<8x2xi32>) {
+  ^bb0(%a: i32, %b: i32, %o: i32):
+    %j = linalg.index 1 : index
+    %second = arith.cmpi eq, %j, %c1 : index
+    %v = arith.select %second, %b, %a : i32
+    linalg.yield %v : i32
+  } -> tensor<8x2xi32>
+  %total = scf.for %j = %c0 to %c2 step %c1 iter_args(%outer = %c0_i32) -> (i32) {
+    %inner = scf.for %t = %c0 to %c8 step %c1 iter_args(%sum = %outer) -> (i32) {
+      %x = tensor.extract %indices[%t, %j] : tensor<8x2xi32>
+      %next = arith.addi %sum, %x : i32
+      scf.yield %next : i32
+    } {step.scan}
+    scf.yield %inner : i32
+  } {step.scan}
+  return %total : i32
 }

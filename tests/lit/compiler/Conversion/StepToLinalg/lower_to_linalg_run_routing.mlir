@@ -21,6 +21,25 @@
 // and its route_experts the CPU's nest with a first pass setting the tokens' state and a tail
 // for each expert's row (6 marked loops, the outer marked step.block_route_experts: one
 // kernel of one block); BlockRoute.h maps both.
+// The CPU's routing loops start their results empty and fill them at their first step, in a
+// branch inside the loops (one kernel: no fill kernels before them); top_k fills nothing.
+// RUN: %stepc-opt %s --step-lower-to-linalg | FileCheck %s --check-prefix=START
+// START-NOT: linalg.fill
+// START: scf.for
+// START-NEXT: arith.constant
+// START: scf.for
+// START: scf.if
+// START-NEXT: linalg.fill ins(%c0_i32 : i32) outs(%{{.+}} : tensor<3xi32>)
+// START-NEXT: linalg.fill ins(%c-1_i32 : i32) outs(%{{.+}} : tensor<3x4xi32>)
+// START-NOT: linalg.fill
+// START: } {step.scan}
+// START-NOT: linalg.fill
+// START: scf.for
+// START: scf.if
+// START-NEXT: linalg.fill ins(%c0_i32 : i32) outs(%{{.+}} : tensor<6xi32>)
+// START-COUNT-3: linalg.fill ins(%c-1_i32 : i32)
+// RUN: %stepc-opt %s --step-lower-to-linalg | awk '/linalg.fill/ && prev !~ /scf.if|linalg.fill/ {n++} {prev = $0} END {print "fills outside a start:", n + 0}' | FileCheck %s --check-prefix=FILLS
+// FILLS: fills outside a start: 0
 // SERIAL-NOT: {{step\.[a-z_]+ }}
 // SERIAL: iterator_types = [{{("parallel", )?}}"reduction", "parallel"]
 // SERIAL-COUNT-10: step.scan
