@@ -316,6 +316,10 @@ mlir::Operation *cloneSite(mlir::linalg::GenericOp producer, mlir::OpOperand &us
   if (!llvm::isa<mlir::tensor::ExtractOp>(user) || !insideScan(user) ||
       user->getParentOfType<mlir::linalg::GenericOp>())
     return nullptr;
+  // Computed at the read, each element once at most (top_k's pick: once per choice).
+  auto type = llvm::cast<mlir::RankedTensorType>(producer->getResult(0).getType());
+  if (!type.hasStaticShape() || runsPer(user, producer->getBlock()) > type.getNumElements())
+    return nullptr;
   return producer->getBlock()->findAncestorOpInBlock(*user);
 }
 

@@ -151,10 +151,16 @@ struct FuseIntoGathersPass : impl::FuseIntoGathersBase<FuseIntoGathersPass> {
     for (mlir::linalg::GenericOp producer : producers) {
       if (!cheapProducer(producer)) continue;
       auto reads = gatherReads(producer);
+      auto elements = llvm::cast<mlir::RankedTensorType>(producer->getResult(0).getType())
+                          .getNumElements();
       if (!reads || llvm::any_of(*reads, [&](const ExtractThrough &read) {
             mlir::Operation *extract = read.first;
+            // A scan loop's read computes the producer as often as it runs: at most once
+            // per element.
+            bool scanRead = !extract->getParentOfType<mlir::linalg::GenericOp>();
             return extract->getParentOfType<mlir::linalg::GenericOp>() == producer ||
-                   inputOverwrittenBefore(producer, extract);
+                   inputOverwrittenBefore(producer, extract) ||
+                   (scanRead && runsPer(extract, producer->getBlock()) > elements);
           }))
         continue;
       for (auto [read, collapse] : *reads) recompute(producer, read, collapse);

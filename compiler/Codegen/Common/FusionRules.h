@@ -12,6 +12,8 @@
 #include <limits>
 
 #include "llvm/ADT/SmallPtrSet.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -28,12 +30,37 @@ inline bool isLoopCarried(mlir::Value v) {
 }
 
 /// Whether `op` is inside a loop marked `step.scan` (a kernel that is a loop nest of scalar
-/// loads and stores: the routing loops, OutlineKernels.cpp): a tensor.extract there reads one
-/// element, as a gather's does.
+/// loads and stores: the CPU's routing loops, OutlineKernels.cpp) that runs as written: a
+/// tensor.extract there reads one element, as a gather's does. Not inside a GPU's routing nest
+/// (`step.block_route*`), which BlockRoute.cpp replaces whole, finding its buffers by the loads
+/// it expects: a producer computed at its reads would be dropped there.
 inline bool insideScan(mlir::Operation *op) {
-  for (mlir::Operation *parent = op->getParentOp(); parent; parent = parent->getParentOp())
-    if (parent->hasAttr("step.scan")) return true;
-  return false;
+  bool scan = false;
+  for (mlir::Operation *parent = op->getParentOp(); parent; parent = parent->getParentOp()) {
+    if (parent->hasAttr("step.block_route") || parent->hasAttr("step.block_route_experts"))
+      return false;
+    scan |= parent->hasAttr("step.scan");
+  }
+  return scan;
+}
+
+/// How many times `op` runs each time the op of `block` that holds it runs: the product of the
+/// trip counts of the scf.for loops around it up to `block` (unknown bounds: too many). A
+/// producer computed at a read in a scan loop must not run more often than it has elements:
+/// route_experts' bisection reads each score 33 times per expert.
+inline int64_t runsPer(mlir::Operation *op, mlir::Block *block) {
+  int64_t runs = 1;
+  for (mlir::Operation *parent = op->getParentOp(); parent; parent = parent->getParentOp()) {
+    if (auto loop = llvm::dyn_cast<mlir::scf::ForOp>(parent)) {
+      std::optional<int64_t> lo = mlir::getConstantIntValue(loop.getLowerBound()),
+                             hi = mlir::getConstantIntValue(loop.getUpperBound()),
+                             step = mlir::getConstantIntValue(loop.getStep());
+      if (!lo || !hi || !step || *step <= 0) return std::numeric_limits<int64_t>::max();
+      runs *= std::max<int64_t>(0, (*hi - *lo + *step - 1) / *step);
+    }
+    if (parent->getBlock() == block) break;
+  }
+  return runs;
 }
 
 /// The bytes of a tensor type; a dynamic shape counts as too large to move.

@@ -3,7 +3,8 @@
 // gathered into expert order) is computed at the read: the row index delinearized over
 // [4, 2], the inputs read there through their maps, the payload cloned; the producer is gone.
 // (b) one that another kernel also reads whole stays, and (c) one whose inputs are larger than
-// its result (they would live on in its place) stays; (d) a read in a scan loop is a read too.
+// its result (they would live on in its place) stays; (d) a read in a scan loop is a read too,
+// (e) unless the loop reads more often than the producer has elements, or is a GPU routing nest.
 //
 // RUN: %stepc-opt %s -split-input-file --step-fuse-into-gathers | FileCheck %s
 // RUN: %stepc-opt %s -split-input-file --step-fuse-into-gathers | %stepc-opt -split-input-file -o /dev/null
@@ -143,4 +144,67 @@ func.func @scan_read(%s0: tensor<8xi32>, %s1: tensor<8xi32>) -> i32 {
     scf.yield %inner : i32
   } {step.scan}
   return %total : i32
+}
+
+// -----
+
+// (e) Not when the scan loop reads the producer more often than it has elements (here 3 x 16
+// reads of 16 elements: route_experts' bisection reads each score 33 times per expert), nor in
+// a GPU's routing nest (step.block_route), which BlockRoute.cpp replaces whole, finding its
+// buffers by the loads it expects.
+// CHECK-LABEL: func.func @scan_read_repeated
+// CHECK: %[[P:.+]] = linalg.generic
+// CHECK: scf.for
+// CHECK: tensor.extract %[[P]]
+// CHECK: %[[Q:.+]] = linalg.generic
+// CHECK: scf.for
+// CHECK: tensor.extract %[[Q]]
+// CHECK: } {step.block_route, step.scan}
+#r_row = affine_map<(d0, d1) -> (d0)>
+#r_2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @scan_read_repeated(%s0: tensor<8xi32>, %s1: tensor<8xi32>) -> (i32, i32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %c0_i32 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8x2xi32>
+  %picked = linalg.generic {indexing_maps = [#r_row, #r_row, #r_2], iterator_types = ["parallel", "parallel"]}
+      ins(%s0, %s1 : tensor<8xi32>, tensor<8xi32>) outs(%e : tensor<8x2xi32>) {
+  ^bb0(%a: i32, %b: i32, %o: i32):
+    %j = linalg.index 1 : index
+    %second = arith.cmpi eq, %j, %c1 : index
+    %v = arith.select %second, %b, %a : i32
+    linalg.yield %v : i32
+  } -> tensor<8x2xi32>
+  %total = scf.for %r = %c0 to %c3 step %c1 iter_args(%acc = %c0_i32) -> (i32) {
+    %outer = scf.for %j = %c0 to %c2 step %c1 iter_args(%o = %acc) -> (i32) {
+      %inner = scf.for %t = %c0 to %c8 step %c1 iter_args(%sum = %o) -> (i32) {
+        %x = tensor.extract %picked[%t, %j] : tensor<8x2xi32>
+        %next = arith.addi %sum, %x : i32
+        scf.yield %next : i32
+      } {step.scan}
+      scf.yield %inner : i32
+    } {step.scan}
+    scf.yield %outer : i32
+  } {step.scan}
+  %e2 = tensor.empty() : tensor<8x2xi32>
+  %picked2 = linalg.generic {indexing_maps = [#r_row, #r_row, #r_2], iterator_types = ["parallel", "parallel"]}
+      ins(%s0, %s1 : tensor<8xi32>, tensor<8xi32>) outs(%e2 : tensor<8x2xi32>) {
+  ^bb0(%a: i32, %b: i32, %o: i32):
+    %j = linalg.index 1 : index
+    %second = arith.cmpi eq, %j, %c1 : index
+    %v = arith.select %second, %b, %a : i32
+    linalg.yield %v : i32
+  } -> tensor<8x2xi32>
+  %routed = scf.for %j = %c0 to %c2 step %c1 iter_args(%o = %c0_i32) -> (i32) {
+    %inner = scf.for %t = %c0 to %c8 step %c1 iter_args(%sum = %o) -> (i32) {
+      %x = tensor.extract %picked2[%t, %j] : tensor<8x2xi32>
+      %next = arith.addi %sum, %x : i32
+      scf.yield %next : i32
+    } {step.scan}
+    scf.yield %inner : i32
+  } {step.block_route, step.scan}
+  return %total, %routed : i32, i32
 }
