@@ -23,7 +23,8 @@ Printed per configuration: t_MoE, t_dense, R_dense = t_MoE / t_dense, the MoE's 
 scan and every kernel reading a routing map, over all kernel time — an upper bound, since a
 gather fused with the GELU or the gate scale counts whole), the planned arena (activations
 and temporaries) MoE vs dense, the PyTorch MoE's time and stepc's speedup over it, and the
-achieved GFLOP/s of the active GEMM FLOPs against the machine's measured FMA peak.
+achieved GFLOP/s of the active GEMM FLOPs against the machine's measured FMA peak (uniform rows
+only: skewed routing drops most choices, whose empty slots the GEMMs leave out).
 With --gpu (or --gpu-only, which runs nothing), also the compiler's roofline prediction of
 both layers' CUDA steps in bf16 (PredictStepTime.cpp, sm_90 = H100 SXM data-sheet peaks, each
 each command costed as a node of the step's CUDA graph) and the same on an H200 (the memory-bound part scaled to its 4.8 TB/s):
@@ -354,7 +355,10 @@ def main():
                         share = routing_share(moe_bin, a.threads, T, E, env)
                         torch_best = min((med[f] for f in forms), default=float("nan"))
                         flops = 3 * 2 * 2 * T * D * K * H  # two GEMMs, forward + two backward
-                        gflops = flops / (med["moe"] * 1e6)
+                        # Skewed routing drops most choices, and the GEMMs leave the empty slots
+                        # out (runtime/hal/cpu/Gemm.cpp): T * k tokens' FLOPs over the time would
+                        # be a rate no GEMM ran at. Only the uniform rows get one.
+                        gflops = flops / (med["moe"] * 1e6) if not skewed else float("nan")
                         row = {"routing": routing, "skew": skew, "E": E, "k": K, "h": H,
                                "moe_ms": med["moe"], "dense_ms": med["dense"],
                                "r_dense": med["moe"] / med["dense"], "routing_share": share,

@@ -9,7 +9,9 @@
 //   stepc_matmul_epilogue_f32(A, B, D, bias, R, ...)      D = op(A)·op(B) (+ R) + bias [gelu],
 //                                                         or op(A)·op(B) · gelu'(R)
 //
-// with += when acc is 1 and = when it is 0.
+// with += when acc is 1 and = when it is 0. On the CPU a batch's trailing zero rows (an MoE
+// expert's empty slots) are left out of stepc_batch_matmul_f32's work, not out of its result
+// (hal/cpu/Gemm.cpp, runBatch).
 //
 // op(X) is X, or X transposed when trans is 1. Views may be strided; a view whose rows are
 // not unit-stride is passed to BLAS transposed instead. The CPU implementation runs blocks on

@@ -15,6 +15,7 @@ struct Entry {
   int64_t calls = 0;
   double seconds = 0;
   double bytes = 0, flops = 0;  // per call (0: unknown)
+  double flopsRun = 0;          // over the calls: `flops` each, or what the call reported
 };
 
 struct State {
@@ -22,6 +23,7 @@ struct State {
   bool warmupLeftOut = false;
   std::vector<Entry> entries;
   std::chrono::steady_clock::time_point start;
+  double reported = -1;  // FLOPs the call in progress reported running (-1: none)
 };
 
 State &state() {
@@ -69,7 +71,7 @@ std::string profileReport() {
     char rate[64] = "";
     double seconds = std::max(e->seconds, 1e-12), n = static_cast<double>(e->calls);
     if (e->flops > 0)
-      std::snprintf(rate, sizeof rate, "  (%.1f GFLOP/s)", e->flops * n / seconds / 1e9);
+      std::snprintf(rate, sizeof rate, "  (%.1f GFLOP/s)", e->flopsRun / seconds / 1e9);
     else if (e->bytes > 0)
       std::snprintf(rate, sizeof rate, "  (%.1f GB/s)", e->bytes * n / seconds / 1e9);
     std::snprintf(line, sizeof line, "%10.1f %10lld %6.1f%%  %s%s\n", e->seconds * 1e3,
@@ -80,12 +82,19 @@ std::string profileReport() {
   return out;
 }
 
+void profileFlopsRun(double flops) {
+  State &s = state();
+  if (!s.enabled) return;
+  s.reported = std::max(s.reported, 0.0) + flops;
+}
+
 void profileWarmupDone() {
   State &s = state();
   if (!s.enabled) return;
   for (Entry &e : s.entries) {
     e.calls = 0;
     e.seconds = 0;
+    e.flopsRun = 0;
   }
   s.warmupLeftOut = true;
 }
@@ -96,6 +105,7 @@ void stepc_profile_enter(int64_t id) {
   stepc::rt::State &s = stepc::rt::state();
   if (!s.enabled) return;
   (void)id;
+  s.reported = -1;
   s.start = std::chrono::steady_clock::now();
 }
 
@@ -103,6 +113,8 @@ void stepc_profile_exit(int64_t id) {
   stepc::rt::State &s = stepc::rt::state();
   if (!s.enabled || id < 0 || static_cast<size_t>(id) >= s.entries.size()) return;
   auto now = std::chrono::steady_clock::now();
-  s.entries[id].calls++;
-  s.entries[id].seconds += std::chrono::duration<double>(now - s.start).count();
+  stepc::rt::Entry &e = s.entries[id];
+  e.calls++;
+  e.seconds += std::chrono::duration<double>(now - s.start).count();
+  e.flopsRun += s.reported >= 0 ? s.reported : e.flops;
 }

@@ -29,6 +29,10 @@ void initProfile(const std::vector<std::string> &names, const std::vector<double
 /// name the achieved rate: GFLOP/s for a GEMM, GB/s (its buffers once per call) for the rest.
 std::string profileReport();
 
+/// The call in progress ran `flops`, not the 2·M·N·K its id says: a batched GEMM that left an
+/// MoE's empty slots out (hal/cpu/Gemm.cpp). Its rate is then what it ran over its time.
+void profileFlopsRun(double flops);
+
 /// After a training run's first step, when more steps follow: starts the table afresh and says
 /// in it that step 1 is left out.
 void profileWarmupDone();

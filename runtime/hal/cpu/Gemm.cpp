@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/hal/Gemm.h"
+#include "runtime/hal/Profile.h"
 
 #include <dlfcn.h>
 
@@ -383,17 +384,97 @@ namespace {
 struct BatchCall {
   StridedMemRef<3> *a, *b, *c;
   bool transA, transB, accumulate, parallel;
+  std::vector<int64_t> rows, depth;  // each GEMM's trimmed m and k (runBatch)
+  std::vector<int64_t> busy;         // the GEMMs with work left
 };
+
+// Whether a stored [rows, cols] slice's row `r` holds only zeros (+0 or -0; NaN is not zero).
+bool zeroRow(const float *data, int64_t r, int64_t cols, const int64_t *strides) {
+  const float *row = data + r * strides[0];
+  if (strides[1] == 1) {
+    // The bits but the sign, or'd over the row: a loop without an exit, which vectorizes.
+    uint32_t any = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      uint32_t bits;
+      std::memcpy(&bits, row + c, sizeof bits);
+      any |= bits & 0x7fffffffu;
+    }
+    return any == 0;
+  }
+  for (int64_t c = 0; c < cols; ++c)
+    if (row[c * strides[1]] != 0.0f) return false;
+  return true;
+}
+
+// How many of a stored [rows, cols] slice's last rows hold only zeros. It stops at the first
+// row from the end with anything else, so a full slice costs one row's read.
+int64_t trailingZeroRows(const float *data, int64_t rows, int64_t cols, const int64_t *strides) {
+  int64_t zero = 0;
+  while (zero < rows && zeroRow(data, rows - 1 - zero, cols, strides)) ++zero;
+  return zero;
+}
+
+// One GEMM of the batch trimmed to the rows and the reduction that can be nonzero. An MoE's
+// experts hold their tokens in their first slots ([E, C, D] buffers of static shape: a slot
+// past the expert's load is a zero row, route_tokens and route_experts fill them in order), and
+// with skewed routing most slots are empty: a PyTorch MoE that sorts by expert computes only
+// the tokens that fit. So A's trailing zero rows (C's rows: zeros, written instead of computed)
+// and the trailing zero rows of the operand stored along the reduction (A transposed, B not:
+// the weight gradients' sum over the slots, which stops at the last one in use) are left out.
+// The sums over the rows kept are the same sums: only terms 0 · x are dropped, which change
+// nothing for a finite x (a NaN or infinity in the other operand would have made those zero
+// rows NaN; they are the rows no token reads). The trimmed shape depends on the data alone, not
+// on the threads, so the bits do not either.
+void trimBatch(BatchCall &call, int64_t i) {
+  const float *a = call.a->data + call.a->offset + i * call.a->strides[0];
+  const float *b = call.b->data + call.b->offset + i * call.b->strides[0];
+  float *c = call.c->data + call.c->offset + i * call.c->strides[0];
+  const int64_t *cStrides = call.c->strides + 1;
+  int64_t m = call.c->sizes[1], n = call.c->sizes[2];
+  int64_t k = call.transA ? call.a->sizes[1] : call.a->sizes[2];
+  int64_t rows = m, unused = 0;
+  if (!call.transA) rows -= trailingZeroRows(a, m, k, call.a->strides + 1);
+  else unused = trailingZeroRows(a, k, m, call.a->strides + 1);
+  if (!call.transB && unused < k && rows > 0)
+    unused = std::max(unused, trailingZeroRows(b, k, n, call.b->strides + 1));
+  int64_t depth = k - unused;
+  if (depth == 0) rows = 0;
+  if (!call.accumulate)
+    for (int64_t r = rows; r < m; ++r) {  // the rows left out: zeros
+      float *row = c + r * cStrides[0];
+      if (cStrides[1] == 1) std::memset(row, 0, static_cast<size_t>(n) * sizeof(float));
+      else
+        for (int64_t j = 0; j < n; ++j) row[j * cStrides[1]] = 0.0f;
+    }
+  call.rows[i] = rows;
+  call.depth[i] = depth;
+}
+
+void trimBatches(void *context, int64_t lo, int64_t hi) {
+  BatchCall &call = *static_cast<BatchCall *>(context);
+  for (int64_t i = lo; i < hi; ++i) trimBatch(call, i);
+}
+
+void runBatch(const BatchCall &call, int64_t i) {
+  int64_t rows = call.rows[i], depth = call.depth[i];
+  int64_t aSizes[2] = {call.a->sizes[1], call.a->sizes[2]};
+  int64_t bSizes[2] = {call.b->sizes[1], call.b->sizes[2]};
+  int64_t cSizes[2] = {rows, call.c->sizes[2]};
+  if (call.transA) aSizes[0] = depth;
+  else aSizes[0] = rows, aSizes[1] = depth;
+  if (call.transB) bSizes[1] = depth;
+  else bSizes[0] = depth;
+  stepc::rt::gemm2d(call.a->data + call.a->offset + i * call.a->strides[0], aSizes,
+                    call.a->strides + 1, call.b->data + call.b->offset + i * call.b->strides[0],
+                    bSizes, call.b->strides + 1,
+                    call.c->data + call.c->offset + i * call.c->strides[0], cSizes,
+                    call.c->strides + 1, call.transA, call.transB, call.accumulate,
+                    call.parallel);
+}
 
 void runBatches(void *context, int64_t lo, int64_t hi) {
   const BatchCall &call = *static_cast<const BatchCall *>(context);
-  for (int64_t i = lo; i < hi; ++i)
-    stepc::rt::gemm2d(call.a->data + call.a->offset + i * call.a->strides[0], call.a->sizes + 1,
-                      call.a->strides + 1, call.b->data + call.b->offset + i * call.b->strides[0],
-                      call.b->sizes + 1, call.b->strides + 1,
-                      call.c->data + call.c->offset + i * call.c->strides[0], call.c->sizes + 1,
-                      call.c->strides + 1, call.transA, call.transB, call.accumulate,
-                      call.parallel);
+  for (int64_t i = lo; i < hi; ++i) runBatch(call, call.busy[i]);
 }
 
 }  // namespace
@@ -403,21 +484,34 @@ void runBatches(void *context, int64_t lo, int64_t hi) {
 // the threads: the blocks of a split GEMM of 512 rows were too small for BLAS to run at full
 // speed (an E = 8 layer's GEMMs at 165 against a dense layer's 214 GFLOP/s). Each GEMM then runs
 // its blocks (gemm2d's fixed split) one after the other on one thread: the same BLAS calls as
-// any other thread count, so the bits are the same.
+// any other thread count, so the bits are the same. The GEMMs are trimmed first (trimBatch: an
+// expert's empty slots), and only those with work left count: a skewed router's one busy
+// expert is split over the threads, not run on one while the others idle.
 void _mlir_ciface_stepc_batch_matmul_f32(StridedMemRef<3> *a, StridedMemRef<3> *b,
                                          StridedMemRef<3> *c, int64_t transA, int64_t transB,
                                          int64_t accumulate) {
   int64_t batches = c->sizes[0], threads = stepc::rt::poolThreads();
-  BatchCall call{a, b, c, transA != 0, transB != 0, accumulate != 0, true};
-  if (threads > 1 && batches >= 2 * threads) {
-    int64_t m = c->sizes[1], n = c->sizes[2], k = transA ? a->sizes[1] : a->sizes[2];
-    stepc::rt::gemmStats().calls += batches;
-    stepc::rt::gemmStats().flops += 2.0 * m * n * k * batches;
+  BatchCall call{a, b, c, transA != 0, transB != 0, accumulate != 0, true, {}, {}, {}};
+  call.rows.assign(static_cast<size_t>(batches), 0);
+  call.depth.assign(static_cast<size_t>(batches), 0);
+  if (threads > 1 && batches > 1) stepc::rt::parallelFor(0, batches, trimBatches, &call);
+  else trimBatches(&call, 0, batches);
+  double flops = 0;
+  for (int64_t i = 0; i < batches; ++i)
+    if (call.rows[i] > 0) {
+      call.busy.push_back(i);
+      flops += 2.0 * static_cast<double>(call.rows[i]) * c->sizes[2] * call.depth[i];
+    }
+  stepc::rt::profileFlopsRun(flops);
+  int64_t busy = static_cast<int64_t>(call.busy.size());
+  if (threads > 1 && busy >= 2 * threads) {
+    stepc::rt::gemmStats().calls += busy;
+    stepc::rt::gemmStats().flops += flops;
     call.parallel = false;
-    stepc::rt::parallelFor(0, batches, runBatches, &call);
+    stepc::rt::parallelFor(0, busy, runBatches, &call);
     return;
   }
-  runBatches(&call, 0, batches);
+  runBatches(&call, 0, busy);
 }
 
 void _mlir_ciface_stepc_matmul_epilogue_f32(StridedMemRef<2> *a, StridedMemRef<2> *b,
