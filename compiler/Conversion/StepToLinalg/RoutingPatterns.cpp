@@ -106,6 +106,26 @@ Value pickSlot(mlir::OpBuilder &b, mlir::Location l, Value j, ValueRange slots) 
   return picked;
 }
 
+// A CPU routing loop's start, at its first step (`first`): the counts (`tensors[0]`) filled
+// with 0, the rest with −1 (none), in a branch inside the loop, so that the loop stays one
+// kernel with no fill kernels before it. Returns the tensors from then on.
+llvm::SmallVector<Value> startAt(mlir::OpBuilder &b, mlir::Location l, Value first,
+                                 ValueRange tensors) {
+  Scalars s{b, l};
+  Value none = s.i32(0), empty = s.i32(-1);
+  auto start = b.create<mlir::scf::IfOp>(
+      l, first,
+      [&](mlir::OpBuilder &b2, mlir::Location l2) {
+        llvm::SmallVector<Value> filled;
+        for (auto [i, v] : llvm::enumerate(tensors))
+          filled.push_back(
+              b2.create<mlir::linalg::FillOp>(l2, i == 0 ? none : empty, v).getResult(0));
+        b2.create<mlir::scf::YieldOp>(l2, filled);
+      },
+      [&](mlir::OpBuilder &b2, mlir::Location l2) { b2.create<mlir::scf::YieldOp>(l2, tensors); });
+  return llvm::SmallVector<Value>(start.getResults());
+}
+
 // A GPU's form (parallelRouting): one linalg.generic over [rows, k], all parallel: element
 // (r, j) keeps row r's k best entries sorted by insertion (insertEntry), in registers (scf.for
 // over the row carrying 2k scalars), and yields slot j. Rows are independent, so the kernel
@@ -267,18 +287,8 @@ struct RouteTokensScanLowering : mlir::OpRewritePattern<step::RouteTokensOp> {
         Value zero = s.index(0);
         Value first = s.both(s.cmp(ar::CmpIPredicate::eq, t, zero),
                              s.cmp(ar::CmpIPredicate::eq, j, zero));
-        Value none = s.i32(0), empty = s.i32(-1);
-        auto start = b2.create<mlir::scf::IfOp>(
-            l2, first,
-            [&](mlir::OpBuilder &b3, mlir::Location l3) {
-              Value loads = b3.create<mlir::linalg::FillOp>(l3, none, given[0]).getResult(0);
-              Value rows = b3.create<mlir::linalg::FillOp>(l3, empty, given[1]).getResult(0);
-              b3.create<mlir::scf::YieldOp>(l3, ValueRange{loads, rows});
-            },
-            [&](mlir::OpBuilder &b3, mlir::Location l3) {
-              b3.create<mlir::scf::YieldOp>(l3, ValueRange{given[0], given[1]});
-            });
-        llvm::SmallVector<Value> st = {start.getResult(0), start.getResult(1), given[2]};
+        llvm::SmallVector<Value> st = startAt(b2, l2, first, given.take_front(2));
+        st.push_back(given[2]);
         Value e = s.get(chosen, {t, j});
         Value valid = s.both(s.cmp(ar::CmpIPredicate::sge, e, s.i32(0)),
                              s.cmp(ar::CmpIPredicate::slt, e, s.i32(experts)));
@@ -336,20 +346,7 @@ struct RouteExpertsScanLowering : mlir::OpRewritePattern<step::RouteExpertsOp> {
         // The CPU's: the first expert's step fills the counts (0) and the rest (−1: none).
         Scalars h{b, l};
         Value first = h.cmp(ar::CmpIPredicate::eq, e, h.index(0));
-        Value none = h.i32(0), empty = h.i32(-1);
-        auto start = b.create<mlir::scf::IfOp>(
-            l, first,
-            [&](mlir::OpBuilder &b2, mlir::Location l2) {
-              llvm::SmallVector<Value> filled;
-              for (auto [i, v] : llvm::enumerate(given))
-                filled.push_back(
-                    b2.create<mlir::linalg::FillOp>(l2, i == 0 ? none : empty, v).getResult(0));
-              b2.create<mlir::scf::YieldOp>(l2, filled);
-            },
-            [&](mlir::OpBuilder &b2, mlir::Location l2) {
-              b2.create<mlir::scf::YieldOp>(l2, given);
-            });
-        st = llvm::SmallVector<Value>(start.getResults());
+        st = startAt(b, l, first, given);
       } else {
         // The first expert starts the tokens: no count, no slot, no expert.
         auto init = scanLoop(b, l, tokens, st, [&](mlir::OpBuilder &b2, mlir::Location l2,

@@ -384,9 +384,17 @@ namespace {
 struct BatchCall {
   StridedMemRef<3> *a, *b, *c;
   bool transA, transB, accumulate, parallel;
-  std::vector<int64_t> rows, depth;  // each GEMM's trimmed m and k (runBatch)
-  std::vector<int64_t> busy;         // the GEMMs with work left
+  struct Trim {
+    int64_t rows = 0, depth = 0;  // the GEMM's m and k once trimmed (trimBatch)
+  };
+  std::vector<Trim> trim;     // by batch index
+  std::vector<int64_t> busy;  // the GEMMs with work left
 };
+
+// Batch index i of a [batch, rows, cols] view: its first element.
+float *batchSlice(const StridedMemRef<3> *m, int64_t i) {
+  return m->data + m->offset + i * m->strides[0];
+}
 
 // Whether a stored [rows, cols] slice's row `r` holds only zeros (+0 or -0; NaN is not zero).
 bool zeroRow(const float *data, int64_t r, int64_t cols, const int64_t *strides) {
@@ -426,9 +434,8 @@ int64_t trailingZeroRows(const float *data, int64_t rows, int64_t cols, const in
 // rows NaN; they are the rows no token reads). The trimmed shape depends on the data alone, not
 // on the threads, so the bits do not either.
 void trimBatch(BatchCall &call, int64_t i) {
-  const float *a = call.a->data + call.a->offset + i * call.a->strides[0];
-  const float *b = call.b->data + call.b->offset + i * call.b->strides[0];
-  float *c = call.c->data + call.c->offset + i * call.c->strides[0];
+  const float *a = batchSlice(call.a, i), *b = batchSlice(call.b, i);
+  float *c = batchSlice(call.c, i);
   const int64_t *cStrides = call.c->strides + 1;
   int64_t m = call.c->sizes[1], n = call.c->sizes[2];
   int64_t k = call.transA ? call.a->sizes[1] : call.a->sizes[2];
@@ -446,8 +453,7 @@ void trimBatch(BatchCall &call, int64_t i) {
       else
         for (int64_t j = 0; j < n; ++j) row[j * cStrides[1]] = 0.0f;
     }
-  call.rows[i] = rows;
-  call.depth[i] = depth;
+  call.trim[i] = {rows, depth};
 }
 
 void trimBatches(void *context, int64_t lo, int64_t hi) {
@@ -456,7 +462,7 @@ void trimBatches(void *context, int64_t lo, int64_t hi) {
 }
 
 void runBatch(const BatchCall &call, int64_t i) {
-  int64_t rows = call.rows[i], depth = call.depth[i];
+  auto [rows, depth] = call.trim[i];
   int64_t aSizes[2] = {call.a->sizes[1], call.a->sizes[2]};
   int64_t bSizes[2] = {call.b->sizes[1], call.b->sizes[2]};
   int64_t cSizes[2] = {rows, call.c->sizes[2]};
@@ -464,10 +470,8 @@ void runBatch(const BatchCall &call, int64_t i) {
   else aSizes[0] = rows, aSizes[1] = depth;
   if (call.transB) bSizes[1] = depth;
   else bSizes[0] = depth;
-  stepc::rt::gemm2d(call.a->data + call.a->offset + i * call.a->strides[0], aSizes,
-                    call.a->strides + 1, call.b->data + call.b->offset + i * call.b->strides[0],
-                    bSizes, call.b->strides + 1,
-                    call.c->data + call.c->offset + i * call.c->strides[0], cSizes,
+  stepc::rt::gemm2d(batchSlice(call.a, i), aSizes, call.a->strides + 1, batchSlice(call.b, i),
+                    bSizes, call.b->strides + 1, batchSlice(call.c, i), cSizes,
                     call.c->strides + 1, call.transA, call.transB, call.accumulate,
                     call.parallel);
 }
@@ -491,16 +495,15 @@ void _mlir_ciface_stepc_batch_matmul_f32(StridedMemRef<3> *a, StridedMemRef<3> *
                                          StridedMemRef<3> *c, int64_t transA, int64_t transB,
                                          int64_t accumulate) {
   int64_t batches = c->sizes[0], threads = stepc::rt::poolThreads();
-  BatchCall call{a, b, c, transA != 0, transB != 0, accumulate != 0, true, {}, {}, {}};
-  call.rows.assign(static_cast<size_t>(batches), 0);
-  call.depth.assign(static_cast<size_t>(batches), 0);
+  BatchCall call{a, b, c, transA != 0, transB != 0, accumulate != 0, true, {}, {}};
+  call.trim.resize(static_cast<size_t>(batches));
   if (threads > 1 && batches > 1) stepc::rt::parallelFor(0, batches, trimBatches, &call);
   else trimBatches(&call, 0, batches);
   double flops = 0;
   for (int64_t i = 0; i < batches; ++i)
-    if (call.rows[i] > 0) {
+    if (auto [rows, depth] = call.trim[i]; rows > 0) {
       call.busy.push_back(i);
-      flops += 2.0 * static_cast<double>(call.rows[i]) * c->sizes[2] * call.depth[i];
+      flops += 2.0 * static_cast<double>(rows) * c->sizes[2] * depth;
     }
   stepc::rt::profileFlopsRun(flops);
   int64_t busy = static_cast<int64_t>(call.busy.size());
