@@ -21,7 +21,8 @@ rounds' measured steps (after --warmup steps).
 Printed per configuration: t_MoE, t_dense, R_dense = t_MoE / t_dense, the MoE's routing share
 (a separate STEPC_PROFILE=1 run: the router GEMM, the [T, E] router kernels, top_k, the routing
 scan and every kernel reading a routing map, over all kernel time — an upper bound, since a
-gather fused with the GELU or the gate scale counts whole), the planned arena (activations
+gather fused with the GELU or the gate scale counts whole; the experts' GEMMs, which pack their
+rows by the routing map on the CPU, count as the experts' work), the planned arena (activations
 and temporaries) MoE vs dense, the PyTorch MoE's time and stepc's speedup over it, and the
 achieved GFLOP/s of the active GEMM FLOPs against the machine's measured FMA peak (uniform rows
 only: skewed routing drops most choices, whose empty slots the GEMMs leave out).
@@ -173,7 +174,10 @@ def routing_share(binary, threads, T, E, env):
             continue
         ms, what = float(m.group(1)), m.group(3)
         total += ms
-        if "_scan" in what or "xi32" in what or router in what:
+        # The experts' GEMMs read the routing map too (they pack their rows by it, and leave
+        # the empty slots out by it: --step-gathered-gemms); they are the experts' work.
+        expert_gemm = what.startswith("gemm") and router not in what
+        if "_scan" in what or ("xi32" in what and not expert_gemm) or router in what:
             routing += ms
     return routing / total if total else float("nan")
 

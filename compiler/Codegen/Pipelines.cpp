@@ -97,7 +97,8 @@ void buildKernels(mlir::OpPassManager &pm) {
 // streamed through slots (--device-memory), the kernels tiled to scf.forall, and every
 // temporary placed in the arena.
 // A convolution's K GEMMs over shifted windows are one GEMM over the overlapping window on the
-// CPU only (cuBLASLt takes no overlapping leading dimension). On the CPU a copy of 1 MiB or more
+// CPU only (cuBLASLt takes no overlapping leading dimension), and an MoE's dispatch gather is
+// packed by the experts' GEMMs from the token rows there (the runtime's own kernels). On the CPU a copy of 1 MiB or more
 // is a kernel, so both threads copy.
 // GELU epilogues are folded into GEMMs for CUDA only (cuBLASLt computes them in the GEMM); on
 // the CPU the runtime would run them as a single-threaded scalar pass after the GEMM, where
@@ -135,7 +136,7 @@ void buildBuffers(mlir::OpPassManager &pm, llvm::StringRef gpuArch, bool debugNa
               "buffer-deallocation-pipeline,canonicalize,cse,step-strided-copies-to-linalg" +
                   (gpuArch.empty() ? "{parallel-bytes=1048576}" : "") +
                   ",step-sink-fills,step-contractions-to-library," +
-                  (gpuArch.empty() ? "step-windowed-gemms," : "") +
+                  (gpuArch.empty() ? "step-windowed-gemms,step-gathered-gemms," : "") +
                   "step-gemm-epilogues" +
                   (gpuArch.empty() ? "{gelu=false}" : "") + ",canonicalize,"
               "step-outline-kernels," + (gpuArch.empty() ? "step-await-gathers," : "") +

@@ -8,6 +8,13 @@
 //   stepc_matmul_bf16 / stepc_batch_matmul_bf16           bf16 A and B, f32 C (--precision=bf16)
 //   stepc_matmul_epilogue_f32(A, B, D, bias, R, ...)      D = op(A)·op(B) (+ R) + bias [gelu],
 //                                                         or op(A)·op(B) · gelu'(R)
+//   stepc_batch_matmul_gathered_f32(X, B, C, ids, group, transA, transB, acc)
+//                                                         the batched form with A gathered: batch
+//                                                         e's row r is X[ids[e, r] / group], or
+//                                                         zeros for -1 (an MoE's dispatch, CPU)
+//   stepc_batch_matmul_masked_f32(A, B, C, ids, transA, transB, acc)
+//                                                         the batched form where A's stored rows
+//                                                         with ids[e, r] < 0 are known zeros
 //
 // with += when acc is 1 and = when it is 0. On the CPU a batch's trailing zero rows (an MoE
 // expert's empty slots) are left out of stepc_batch_matmul_f32's work, not out of its result
@@ -106,6 +113,26 @@ void _mlir_ciface_stepc_batch_matmul_bf16(stepc::rt::StridedMemRef<3, stepc::rt:
                                           stepc::rt::StridedMemRef<3, stepc::rt::Bf16> *b,
                                           stepc::rt::StridedMemRef<3> *c, int64_t transA,
                                           int64_t transB, int64_t accumulate);
+/// C[e] (+)= op(A_e) · op(B[e]) where A_e's stored row r is src[min(ids[e, r], rows · group - 1)
+/// / group] (src's rows: rows), or zeros where ids[e, r] < 0: an MoE's dispatch (gather_rows)
+/// folded into the experts' GEMM (--step-gathered-gemms, CPU only). C's rows past an expert's
+/// last id (transA: all of C when it has none) are written as zeros, not computed.
+void _mlir_ciface_stepc_batch_matmul_gathered_f32(stepc::rt::StridedMemRef<2> *src,
+                                                  stepc::rt::StridedMemRef<3> *b,
+                                                  stepc::rt::StridedMemRef<3> *c,
+                                                  stepc::rt::StridedMemRef<2, int32_t> *ids,
+                                                  int64_t group, int64_t transA, int64_t transB,
+                                                  int64_t accumulate);
+/// C[e] (+)= op(A[e]) · op(B[e]) where the compiler proved A[e]'s stored row r zero wherever
+/// ids[e, r] < 0 (an MoE's experts' rows past the dispatch: its empty slots; CPU only): those
+/// rows are left out as stepc_batch_matmul_f32 leaves out trailing zero rows, without reading
+/// them to find out.
+void _mlir_ciface_stepc_batch_matmul_masked_f32(stepc::rt::StridedMemRef<3> *a,
+                                                stepc::rt::StridedMemRef<3> *b,
+                                                stepc::rt::StridedMemRef<3> *c,
+                                                stepc::rt::StridedMemRef<2, int32_t> *ids,
+                                                int64_t transA, int64_t transB,
+                                                int64_t accumulate);
 /// D = op(A) · op(B) (+ R when flags & 1) + bias (broadcast over D's rows), then GELU (tanh
 /// form) when flags & 2; or, when flags & 4, D = op(A) · op(B) · gelu'(R) (GELU's backward, R
 /// its input; the bias is not read, or with flags & 8 it receives D's column sums, the bias

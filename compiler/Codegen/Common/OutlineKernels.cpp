@@ -253,8 +253,15 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
         // Transposes (N/T for A and B), then = (overwrite) or += (accumulate); with an
         // epilogue (--step-gemm-epilogues), "= ... +R +bias".
         bool epilogue = call.getCallee() == "stepc_matmul_epilogue_f32";
+        // A gathered by rows (--step-gathered-gemms): its first operand is the rows' source,
+        // the ids and the group come before the flags.
+        bool gathered = call.getCallee() == "stepc_batch_matmul_gathered_f32";
+        // A's rows where the ids are -1 known zero: the ids come before the flags.
+        bool masked = call.getCallee() == "stepc_batch_matmul_masked_f32";
         std::string flags;
-        auto bits = epilogue ? call.getOperands().drop_front(5) : call.getOperands().drop_front(3);
+        auto bits = epilogue || gathered ? call.getOperands().drop_front(5)
+                    : masked             ? call.getOperands().drop_front(4)
+                                         : call.getOperands().drop_front(3);
         for (auto [i, v] : llvm::enumerate(bits)) {
           llvm::APInt bit;
           bool set = mlir::matchPattern(v, mlir::m_ConstantInt(&bit)) && bit != 0;
@@ -270,15 +277,26 @@ struct OutlineKernelsPass : impl::OutlineKernelsBase<OutlineKernelsPass> {
           else flags += set ? " +=" : " =";
         }
         profile(module, call, profileNames.size());
-        profileNames.push_back("gemm " + flags + " " + shapes(views) + " @" +
-                               std::to_string(profileNames.size()));
-        // 2·M·N·K: the result's elements (batch included) times the reduction A holds.
+        mlir::Value ids;
+        if (gathered || masked) {
+          ids = call.getOperand(3);
+          if (auto cast = ids.getDefiningOp<mlir::memref::CastOp>()) ids = cast.getSource();
+        }
+        profileNames.push_back("gemm " + flags + " " + (gathered ? "rows of " : "") +
+                               shapes(views) + (gathered ? " by " + shapes({ids})
+                                                : masked ? " where " + shapes({ids})
+                                                         : "") +
+                               " @" + std::to_string(profileNames.size()));
+        // 2·M·N·K: the result's elements (batch included) times the reduction A holds (A
+        // gathered: its row width, or transposed the slots the ids give each batch).
         auto a = llvm::dyn_cast<mlir::MemRefType>(views[0].getType());
         auto c = llvm::dyn_cast<mlir::MemRefType>(views[2].getType());
+        if (gathered && flags[0] == 'T') a = llvm::dyn_cast<mlir::MemRefType>(ids.getType());
         double flops = 0;
         if (a && c && a.hasStaticShape() && c.hasStaticShape() && a.getRank() >= 2)
           flops = 2 * static_cast<double>(c.getNumElements()) *
-                  static_cast<double>(a.getDimSize(a.getRank() - (flags[0] == 'T' ? 2 : 1)));
+                  static_cast<double>(a.getDimSize(
+                      a.getRank() - (flags[0] == 'T' && !gathered ? 2 : 1)));
         profileBytes.push_back(bytesOf(views));
         profileFlops.push_back(flops);
       });

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <vector>
 
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -22,6 +23,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -228,6 +230,17 @@ mlir::LogicalResult emitObject(mlir::ModuleOp module, const std::string &path,
   objects.clear();
   ScopedFullUnrollCap unrollCap;
   if (parts == 1) {
+    // Interprocedural constant propagation stays out of the kernels here too (the parts' local
+    // symbols become external ones): a kernel called once had its arena pointers propagated
+    // into it as constants, and with them went the `noalias` of its arguments (a gather
+    // reloaded its row index for every element: kernel_noalias.test compiles with one backend
+    // thread). Listed in llvm.compiler.used, a function's address counts as taken, which is
+    // what keeps IPSCCP from tracking its arguments; its symbol stays local (a CUDA
+    // executable links two objects that both define the step's entry points locally).
+    std::vector<llvm::GlobalValue *> kernels;
+    for (llvm::Function &f : *llvmModule)
+      if (!f.isDeclaration() && f.hasLocalLinkage()) kernels.push_back(&f);
+    llvm::appendToCompilerUsed(*llvmModule, kernels);
     optimize(*llvmModule, *machine, options.optLevel);
     if (std::string error = codegen(*llvmModule, *machine, path); !error.empty())
       return module.emitError(error);

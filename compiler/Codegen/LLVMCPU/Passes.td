@@ -43,4 +43,10 @@ def WindowedGemms : Pass<"step-windowed-gemms", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect"];
 }
 
+def GatheredGemms : Pass<"step-gathered-gemms", "mlir::ModuleOp"> {
+  let summary = "Folds an MoE's dispatch gather into the batched GEMMs that read it: the runtime packs their A straight from the token rows (stepc_batch_matmul_gathered_f32)";
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif  // STEPC_CODEGEN_LLVMCPU_PASSES_TD

@@ -517,6 +517,160 @@ void _mlir_ciface_stepc_batch_matmul_f32(StridedMemRef<3> *a, StridedMemRef<3> *
   runBatches(&call, 0, busy);
 }
 
+namespace {
+
+// stepc_batch_matmul_gathered_f32: batch e's A is rows of `src` picked by ids[e, :] (an MoE's
+// dispatch: slot c of expert e holds token row ids[e, c] / group, or zeros for -1), packed
+// straight from src by the runtime's kernels, so the [E, C, D] copy is never written or read.
+struct GatheredCall {
+  const StridedMemRef<2> *src;  // gathered: the rows' source; masked: null, A's own rows
+  const StridedMemRef<3> *a;
+  const StridedMemRef<3> *b;
+  StridedMemRef<3> *c;
+  const StridedMemRef<2, int32_t> *ids;
+  int64_t group;
+  bool transA, transB, accumulate;
+  std::vector<const float *> rows;  // batch e's stored rows of A at [e · slots, (e + 1) · slots)
+  std::vector<int64_t> used;        // by batch: its rows up to the last one present
+  std::vector<int64_t> busy;        // the batches with work
+};
+
+// Batch e's row pointers and how many rows are in use, and the rows of C it leaves out: zeros
+// (an expert's slots past its last token, or all of C when it has none and A is the
+// transposed operand: the weight gradient of an expert with no tokens). The ids are clamped
+// to src as the gather they replace clamps them.
+void prepareGathered(GatheredCall &call, int64_t e) {
+  int64_t slots = call.ids->sizes[1];
+  const int32_t *id = call.ids->data + call.ids->offset + e * call.ids->strides[0];
+  const float **rows = call.rows.data() + e * slots;
+  int64_t used = 0;
+  if (call.src) {
+    int64_t limit = call.src->sizes[0] * call.group - 1;
+    const float *base = call.src->data + call.src->offset;
+    for (int64_t r = 0; r < slots; ++r) {
+      int64_t v = id[r * call.ids->strides[1]];
+      rows[r] = v < 0 ? nullptr : base + std::min(v, limit) / call.group * call.src->strides[0];
+      if (v >= 0) used = r + 1;
+    }
+  } else {
+    const float *base = batchSlice(call.a, e);
+    for (int64_t r = 0; r < slots; ++r) {
+      bool present = id[r * call.ids->strides[1]] >= 0;
+      rows[r] = present ? base + r * call.a->strides[1] : nullptr;
+      if (present) used = r + 1;
+    }
+  }
+  call.used[e] = used;
+  if (call.accumulate) return;
+  int64_t m = call.c->sizes[1], n = call.c->sizes[2];
+  int64_t from = call.transA ? (used == 0 ? 0 : m) : used;
+  float *c = batchSlice(call.c, e);
+  for (int64_t r = from; r < m; ++r)
+    std::memset(c + r * call.c->strides[1], 0, static_cast<size_t>(n) * sizeof(float));
+}
+
+void prepareGatheredRange(void *context, int64_t lo, int64_t hi) {
+  GatheredCall &call = *static_cast<GatheredCall *>(context);
+  for (int64_t e = lo; e < hi; ++e) prepareGathered(call, e);
+}
+
+void runGathered(const GatheredCall &call, int64_t e, bool parallel) {
+  int64_t slots = call.ids->sizes[1], used = call.used[e];
+  int64_t m = call.transA ? call.c->sizes[1] : used, n = call.c->sizes[2];
+  int64_t k = call.transA ? used : call.src ? call.src->sizes[1] : call.a->sizes[2];
+  stepc::rt::Operand B = stepc::rt::operand(batchSlice(call.b, e), call.b->sizes + 1,
+                                            call.b->strides + 1, call.transB);
+  stepc::rt::packedGemmRows(call.rows.data() + e * slots, call.transA, B.data, B.ld,
+                            B.transposed, batchSlice(call.c, e), call.c->strides[1], m, n, k,
+                            call.accumulate, parallel);
+}
+
+void runGatheredRange(void *context, int64_t lo, int64_t hi) {
+  const GatheredCall &call = *static_cast<const GatheredCall *>(context);
+  for (int64_t i = lo; i < hi; ++i) runGathered(call, call.busy[i], false);
+}
+
+void runGatheredCall(GatheredCall call) {
+  int64_t batches = call.ids->sizes[0], slots = call.ids->sizes[1];
+  int64_t threads = stepc::rt::poolThreads();
+  call.rows.resize(static_cast<size_t>(batches * slots));
+  call.used.resize(static_cast<size_t>(batches));
+  if (threads > 1 && batches > 1) stepc::rt::parallelFor(0, batches, prepareGatheredRange, &call);
+  else prepareGatheredRange(&call, 0, batches);
+  double flops = 0;
+  int64_t width = call.src ? call.src->sizes[1] : call.a->sizes[2];
+  for (int64_t e = 0; e < batches; ++e)
+    if (int64_t used = call.used[e]; used > 0) {
+      call.busy.push_back(e);
+      flops += 2.0 * static_cast<double>(call.c->sizes[2]) *
+               (call.transA ? static_cast<double>(call.c->sizes[1]) * used
+                            : static_cast<double>(used) * width);
+    }
+  stepc::rt::profileFlopsRun(flops);
+  int64_t busy = static_cast<int64_t>(call.busy.size());
+  stepc::rt::gemmStats().calls += busy;
+  stepc::rt::gemmStats().flops += flops;
+  // As the plain batched GEMM: side by side when there are two busy experts per thread, else
+  // each split over the threads. The kernels' bits depend on the shape alone.
+  if (threads > 1 && busy >= 2 * threads) {
+    stepc::rt::parallelFor(0, busy, runGatheredRange, &call);
+    return;
+  }
+  for (int64_t e : call.busy) runGathered(call, e, true);
+}
+
+}  // namespace
+
+// Where the runtime's kernels cannot run (no AVX-512) or a view is not one they take, A is
+// gathered into a buffer and the plain batched GEMM runs on it: the same result, the copy
+// the compiler left out paid here.
+void _mlir_ciface_stepc_batch_matmul_gathered_f32(StridedMemRef<2> *src, StridedMemRef<3> *b,
+                                                  StridedMemRef<3> *c,
+                                                  StridedMemRef<2, int32_t> *ids, int64_t group,
+                                                  int64_t transA, int64_t transB,
+                                                  int64_t accumulate) {
+  int64_t batches = ids->sizes[0], slots = ids->sizes[1], width = src->sizes[1];
+  stepc::rt::Operand B = stepc::rt::operand(b->data + b->offset, b->sizes + 1, b->strides + 1,
+                                            transB != 0);
+  bool own = stepc::rt::packedGemmAvailable() && (src->strides[1] == 1 || width == 1) && B.ok &&
+             !B.overlapping && (c->strides[2] == 1 || c->sizes[2] == 1) && group >= 1;
+  if (!own) {
+    std::vector<float> gathered(static_cast<size_t>(batches * slots * width), 0.0f);
+    int64_t limit = src->sizes[0] * std::max<int64_t>(group, 1) - 1;
+    for (int64_t e = 0; e < batches; ++e)
+      for (int64_t r = 0; r < slots; ++r) {
+        int64_t v = ids->data[ids->offset + e * ids->strides[0] + r * ids->strides[1]];
+        if (v < 0) continue;
+        const float *row = src->data + src->offset +
+                           std::min(v, limit) / std::max<int64_t>(group, 1) * src->strides[0];
+        float *out = gathered.data() + (e * slots + r) * width;
+        for (int64_t j = 0; j < width; ++j) out[j] = row[j * src->strides[1]];
+      }
+    StridedMemRef<3> a{gathered.data(), gathered.data(), 0, {batches, slots, width},
+                       {slots * width, width, 1}};
+    _mlir_ciface_stepc_batch_matmul_f32(&a, b, c, transA, transB, accumulate);
+    return;
+  }
+  runGatheredCall(GatheredCall{src, nullptr, b, c, ids, group, transA != 0, transB != 0,
+                               accumulate != 0, {}, {}, {}});
+}
+
+// The routing's empty slots are known zero rows of A (--step-gathered-gemms proved it): the
+// ids say which rows to leave out, where the plain batched GEMM reads them to find out.
+void _mlir_ciface_stepc_batch_matmul_masked_f32(StridedMemRef<3> *a, StridedMemRef<3> *b,
+                                                StridedMemRef<3> *c,
+                                                StridedMemRef<2, int32_t> *ids, int64_t transA,
+                                                int64_t transB, int64_t accumulate) {
+  stepc::rt::Operand B = stepc::rt::operand(b->data + b->offset, b->sizes + 1, b->strides + 1,
+                                            transB != 0);
+  bool own = stepc::rt::packedGemmAvailable() && (a->strides[2] == 1 || a->sizes[2] == 1) &&
+             B.ok && !B.overlapping && (c->strides[2] == 1 || c->sizes[2] == 1) &&
+             ids->sizes[0] == a->sizes[0] && ids->sizes[1] == a->sizes[1];
+  if (!own) return _mlir_ciface_stepc_batch_matmul_f32(a, b, c, transA, transB, accumulate);
+  runGatheredCall(GatheredCall{nullptr, a, b, c, ids, 1, transA != 0, transB != 0,
+                               accumulate != 0, {}, {}, {}});
+}
+
 void _mlir_ciface_stepc_matmul_epilogue_f32(StridedMemRef<2> *a, StridedMemRef<2> *b,
                                             StridedMemRef<2> *d, StridedMemRef<1> *bias,
                                             StridedMemRef<2> *residual, int64_t transA,

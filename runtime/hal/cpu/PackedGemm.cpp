@@ -40,7 +40,17 @@ struct Call {
   int64_t lda, ldb, ldc, m, n, k, kc;
   bool transA, transB, accumulate, splitRows;
   int64_t parts, units;
+  // A gathered by rows (packedGemmRows): stored row s at aRows[s] + aCol0, zeros for a null
+  // pointer; `a` and lda are then unused.
+  const float *const *aRows = nullptr;
+  int64_t aCol0 = 0;
 };
+
+// Stored row s of A (null: a row of zeros).
+const float *storedRowA(const Call &call, int64_t s) {
+  if (!call.aRows) return call.a + s * call.lda;
+  return call.aRows[s] ? call.aRows[s] + call.aCol0 : nullptr;
+}
 
 // A 64-byte-aligned scratch area per thread, owned by one process-wide list (as Gemm.cpp's
 // panels are: no thread_local object with a destructor, see there).
@@ -93,25 +103,35 @@ STEPC_AVX512 void transpose16(const __m512 (&r)[16], __m512 (&out)[16]) {
   }
 }
 
-// `live` (at most 16) rows of `kc` contiguous floats, ld apart, transposed into dst: element p
-// of row r goes to dst[p · width + r] for r < `lanes` (zeros for rows past `live`).
-STEPC_AVX512 void transposeRows(const float *src, int64_t ld, int64_t live, int64_t kc,
-                                float *dst, int64_t width, int64_t lanes) {
+// `live` (at most 16) rows of `kc` contiguous floats, row i at rows[i] (null: zeros), transposed
+// into dst: element p of row r goes to dst[p · width + r] for r < `lanes` (zeros for rows past
+// `live`).
+STEPC_AVX512 void transposeRows(const float *const *rows, int64_t live, int64_t kc, float *dst,
+                                int64_t width, int64_t lanes) {
   const __mmask16 store = static_cast<__mmask16>((1u << lanes) - 1);
   for (int64_t p = 0; p < kc; p += 16) {
     int64_t cols = std::min<int64_t>(16, kc - p);
     const __mmask16 load = static_cast<__mmask16>((1u << cols) - 1);
     __m512 r[16], out[16];
     for (int64_t i = 0; i < 16; ++i) {
+      bool present = i < live && rows[i];
       // 16 rows read a line at a time are more streams than the hardware prefetchers follow
       // from memory: ask for each row's line 4 steps ahead.
-      if (i < live && p + 64 < kc)
-        _mm_prefetch(reinterpret_cast<const char *>(src + i * ld + p + 64), _MM_HINT_T0);
-      r[i] = i < live ? _mm512_maskz_loadu_ps(load, src + i * ld + p) : _mm512_setzero_ps();
+      if (present && p + 64 < kc)
+        _mm_prefetch(reinterpret_cast<const char *>(rows[i] + p + 64), _MM_HINT_T0);
+      r[i] = present ? _mm512_maskz_loadu_ps(load, rows[i] + p) : _mm512_setzero_ps();
     }
     transpose16(r, out);
     for (int64_t j = 0; j < cols; ++j) _mm512_mask_storeu_ps(dst + (p + j) * width, store, out[j]);
   }
+}
+
+// The same for rows ld apart from src.
+STEPC_AVX512 void transposeRows(const float *src, int64_t ld, int64_t live, int64_t kc,
+                                float *dst, int64_t width, int64_t lanes) {
+  const float *rows[16];
+  for (int64_t i = 0; i < 16; ++i) rows[i] = i < live ? src + i * ld : nullptr;
+  transposeRows(rows, live, kc, dst, width, lanes);
 }
 
 // op(A)[i0 : i0 + rows, p0 : p0 + kc] as panels of kMr rows: panel q holds, for each p, the
@@ -125,14 +145,21 @@ STEPC_AVX512 void packA(const Call &call, int64_t i0, int64_t rows, int64_t p0, 
       const __mmask16 mask = static_cast<__mmask16>((1u << live) - 1);
       for (int64_t p = 0; p < kc; ++p) {
         if (p + 8 < kc)  // one line per row of A, ld apart: ahead of the prefetchers
-          _mm_prefetch(reinterpret_cast<const char *>(call.a + (p0 + p + 8) * call.lda + i0 + q),
-                       _MM_HINT_T0);
+          if (const float *ahead = storedRowA(call, p0 + p + 8))
+            _mm_prefetch(reinterpret_cast<const char *>(ahead + i0 + q), _MM_HINT_T0);
+        const float *row = storedRowA(call, p0 + p);
         _mm512_mask_storeu_ps(dst + p * kMr, 0x0FFF,
-                              _mm512_maskz_loadu_ps(mask, call.a + (p0 + p) * call.lda + i0 + q));
+                              row ? _mm512_maskz_loadu_ps(mask, row + i0 + q)
+                                  : _mm512_setzero_ps());
       }
       continue;
     }
-    transposeRows(call.a + (i0 + q) * call.lda + p0, call.lda, live, kc, dst, kMr, kMr);
+    const float *src[16];
+    for (int64_t i = 0; i < 16; ++i) {
+      const float *row = i < live ? storedRowA(call, i0 + q + i) : nullptr;
+      src[i] = row ? row + p0 : nullptr;
+    }
+    transposeRows(src, live, kc, dst, kMr, kMr);
   }
 }
 
@@ -257,8 +284,8 @@ void runSlab(const Call &call, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
         // a multiple of 2 KiB apart: they would share a few L1 sets and evict each other. A
         // last panel of fewer than kMr rows is packed (zero rows).
         bool narrow = call.n <= 4 * kNr;
-        bool rowsInPlace = narrow && !call.transA && call.lda % 512 != 0;
-        bool columnsInPlace = narrow && call.transA;
+        bool rowsInPlace = narrow && !call.transA && call.lda % 512 != 0 && !call.aRows;
+        bool columnsInPlace = narrow && call.transA && !call.aRows;
         int64_t direct = rowsInPlace || columnsInPlace ? mc / kMr * kMr : 0;
         if (direct < mc) packA(call, ic + direct, mc - direct, pc, kc, aPacked);
         int64_t tiles = (mc + kMr - 1) / kMr;
@@ -355,7 +382,9 @@ void runParts(void *context, int64_t lo, int64_t hi) {
     int64_t p0 = call.k * q / split.parts / 16 * 16;
     int64_t p1 = q + 1 == split.parts ? call.k : call.k * (q + 1) / split.parts / 16 * 16;
     Call part = call;
-    part.a = call.transA ? call.a + p0 * call.lda : call.a + p0;
+    if (!call.aRows) part.a = call.transA ? call.a + p0 * call.lda : call.a + p0;
+    else if (call.transA) part.aRows = call.aRows + p0;  // gathered: the part's stored rows
+    else part.aCol0 = call.aCol0 + p0;                    // or its columns
     part.b = call.transB ? call.b + p0 : call.b + p0 * call.ldb;
     part.k = p1 - p0;
     part.kc = chunkLength(part.k);
@@ -368,24 +397,42 @@ void runParts(void *context, int64_t lo, int64_t hi) {
 
 }  // namespace
 
-void packedGemm(const float *a, int64_t lda, bool transA, const float *b, int64_t ldb,
-                bool transB, float *c, int64_t ldc, int64_t m, int64_t n, int64_t k,
-                bool accumulate, bool parallel) {
-  Call call{a, b, c, lda, ldb, ldc, m, n, k, chunkLength(k), transA, transB, accumulate};
+namespace {
+
+void run(const Call &call, bool parallel) {
+  int64_t m = call.m, n = call.n, k = call.k;
   int64_t parts = k >= 8 * std::max(m, n) ? std::clamp<int64_t>(k / 2048, 1, 4) : 1;
   if (parts == 1) return gemmSlabs(call, parallel);
   SplitK split{call, threadScratch().partials.get(static_cast<size_t>(parts * m * n)), parts};
   if (parallel && poolThreads() > 1) parallelFor(0, parts, runParts, &split);
   else runParts(&split, 0, parts);
+  float *c = call.c;
   for (int64_t i = 0; i < m; ++i) {
-    float *out = c + i * ldc;
+    float *out = c + i * call.ldc;
     const float *first = split.partials + i * n;
-    for (int64_t j = 0; j < n; ++j) out[j] = accumulate ? out[j] + first[j] : first[j];
+    for (int64_t j = 0; j < n; ++j) out[j] = call.accumulate ? out[j] + first[j] : first[j];
     for (int64_t q = 1; q < parts; ++q) {
       const float *partial = split.partials + (q * m + i) * n;
       for (int64_t j = 0; j < n; ++j) out[j] += partial[j];
     }
   }
+}
+
+}  // namespace
+
+void packedGemm(const float *a, int64_t lda, bool transA, const float *b, int64_t ldb,
+                bool transB, float *c, int64_t ldc, int64_t m, int64_t n, int64_t k,
+                bool accumulate, bool parallel) {
+  run(Call{a, b, c, lda, ldb, ldc, m, n, k, chunkLength(k), transA, transB, accumulate},
+      parallel);
+}
+
+void packedGemmRows(const float *const *aRows, bool transA, const float *b, int64_t ldb,
+                    bool transB, float *c, int64_t ldc, int64_t m, int64_t n, int64_t k,
+                    bool accumulate, bool parallel) {
+  Call call{nullptr, b, c, 0, ldb, ldc, m, n, k, chunkLength(k), transA, transB, accumulate};
+  call.aRows = aRows;
+  run(call, parallel);
 }
 
 }  // namespace stepc::rt

@@ -36,6 +36,14 @@ void packedGemm(const float *a, int64_t lda, bool transA, const float *b, int64_
                 bool transB, float *c, int64_t ldc, int64_t m, int64_t n, int64_t k,
                 bool accumulate, bool parallel);
 
+/// The same with A gathered by rows: A's stored row s (of [m, k], or of [k, m] transposed) is
+/// aRows[s], k (or m) contiguous floats, or zeros where aRows[s] is null. An MoE's dispatch
+/// packs its experts' rows straight from the tokens' rows this way (Gemm.cpp,
+/// stepc_batch_matmul_gathered_f32): no [E, C, D] copy is written or read.
+void packedGemmRows(const float *const *aRows, bool transA, const float *b, int64_t ldb,
+                    bool transB, float *c, int64_t ldc, int64_t m, int64_t n, int64_t k,
+                    bool accumulate, bool parallel);
+
 }  // namespace stepc::rt
 
 #endif  // STEPC_RUNTIME_HAL_CPU_PACKEDGEMM_H
