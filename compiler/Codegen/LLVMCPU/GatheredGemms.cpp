@@ -7,23 +7,30 @@
 // so the rows were written once and read twice, and the GEMMs proved the empty slots empty by
 // reading their zeros. The runtime's own kernels pack A anyway: here they pack it straight
 // from the token rows (runtime/hal/Gemm.h, stepc_batch_matmul_gathered_f32), and the ids say
-// which slots are empty, so nothing is written or read for them.
+// which slots are empty, so nothing is written or read for them. Then every other batched
+// GEMM whose A is proved zero in the empty slots (or whose B is, where the GEMM sums over the
+// slots: a weight gradient Aᵀ · B) gets the ids too (stepc_batch_matmul_masked_f32), so its
+// experts stop at their last slot in use without reading the empty rows to find out.
 //
 //   linalg.generic ins(%ids) outs(%xe) { select(id >= 0, X[clamp(id) / group, d], 0) }
 //   stepc_batch_matmul_f32(%xe, %b, %c, tA, tB, acc)          (each GEMM that reads %xe as A)
 //     →  stepc_batch_matmul_gathered_f32(%X, %b, %c, %ids, group, tA, tB, acc)
 //
 // Only when every reader of %xe is such a GEMM (the gather and its buffer are then erased, or
-// the buffer kept when a later value reuses it), and nothing writes or frees X or the ids
-// between the gather and the last GEMM (a dealloc between them moves after it: the buffers
-// now live until then). CPU only, on bufferized host
-// code after --step-contractions-to-library; a gather with anything fused into it (a cast to
-// bf16, a gate scale) stays a kernel.
+// the buffer kept when a later value reuses it), no GEMM writes X or the ids, and nothing
+// writes or frees them between the gather and the last GEMM (a dealloc between them moves
+// after it: the buffers now live until then). A gather with anything fused into it (a cast to
+// bf16, a gate scale) stays a kernel, its empty rows still known zero. "Zero" assumes finite
+// values, as the runtime's trims do (0 · x = 0). CPU only, on bufferized host code after
+// --step-contractions-to-library; the proofs look only within one block, at buffers that are
+// allocations or the function's arguments.
 //
 //===----------------------------------------------------------------------===//
+#include <functional>
 #include <optional>
 
 #include "compiler/Codegen/Common/RuntimeCallWrites.h"
+#include "llvm/ADT/SetVector.h"
 #include "compiler/Codegen/LLVMCPU/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -61,6 +68,17 @@ Value rootOf(Value v) {
   }
 }
 
+// A buffer whose every alias the walks below see: an allocation, or an argument of the
+// function (the step's parameters, state and batch). A view made by an op that is not
+// view-like (memref.transpose, a loop's result) roots elsewhere; such a root proves nothing,
+// and an op writing through one may write anything.
+bool knownRoot(Value root) {
+  if (root.getDefiningOp<mlir::memref::AllocOp>()) return true;
+  auto arg = llvm::dyn_cast<mlir::BlockArgument>(root);
+  return arg && arg.getOwner()->isEntryBlock() &&
+         llvm::isa<mlir::func::FuncOp>(arg.getOwner()->getParentOp());
+}
+
 std::optional<int64_t> constantInt(Value v) {
   llvm::APInt value;
   if (!mlir::matchPattern(v, mlir::m_ConstantInt(&value))) return std::nullopt;
@@ -94,7 +112,21 @@ bool rowMajor(mlir::MemRefType type) {
 // A whole buffer of static shape with the identity layout: rows of its last dim, contiguous.
 bool wholeBuffer(Value v) {
   auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
-  return type && type.hasStaticShape() && type.getLayout().isIdentity() && type.getRank() >= 1;
+  return type && type.hasStaticShape() && type.getLayout().isIdentity() && type.getRank() >= 1 &&
+         type.getNumElements() > 0 && knownRoot(v);
+}
+
+// Whether `v` is the whole of `buffer` (itself, or reshapes of it: the same rows in the same
+// order).
+bool viewsWhole(Value v, Value buffer) {
+  while (v != buffer) {
+    mlir::Operation *def = v.getDefiningOp();
+    if (!llvm::isa_and_nonnull<mlir::memref::ExpandShapeOp, mlir::memref::CollapseShapeOp,
+                               mlir::memref::CastOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  return true;
 }
 
 std::optional<Gather> gatherOf(mlir::linalg::GenericOp g) {
@@ -158,6 +190,7 @@ std::optional<Gather> gatherOf(mlir::linalg::GenericOp g) {
   // One id per row of the output, and the ids a whole buffer the GEMMs can view as [E, C].
   int64_t rows = outType.getNumElements() / outType.getShape().back();
   if (idsType.getNumElements() != rows || !wholeBuffer(rootOf(ids)) ||
+      !viewsWhole(ids, rootOf(ids)) || !knownRoot(rootOf(load.getMemRef())) ||
       llvm::cast<mlir::MemRefType>(rootOf(ids).getType()).getNumElements() != rows)
     return std::nullopt;
   return Gather{g, load.getMemRef(), ids, out, group};
@@ -167,7 +200,9 @@ std::optional<Gather> gatherOf(mlir::linalg::GenericOp g) {
 // root is in `roots`.
 bool mayWrite(mlir::Operation *op, llvm::ArrayRef<Value> roots) {
   auto touches = [&](Value v) {
-    return llvm::isa<mlir::BaseMemRefType>(v.getType()) && llvm::is_contained(roots, rootOf(v));
+    if (!llvm::isa<mlir::BaseMemRefType>(v.getType())) return false;
+    Value root = rootOf(v);
+    return !knownRoot(root) || llvm::is_contained(roots, root);
   };
   if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
     for (auto [i, v] : llvm::enumerate(call.getOperands())) {
@@ -215,19 +250,6 @@ mlir::func::FuncOp declaration(mlir::ModuleOp module, llvm::StringRef name, unsi
   return fn;
 }
 
-// Whether `v` is the whole of `buffer` (itself, or reshapes of it: the same rows in the same
-// order).
-bool viewsWhole(Value v, Value buffer) {
-  while (v != buffer) {
-    mlir::Operation *def = v.getDefiningOp();
-    if (!llvm::isa_and_nonnull<mlir::memref::ExpandShapeOp, mlir::memref::CollapseShapeOp,
-                               mlir::memref::CastOp>(def))
-      return false;
-    v = def->getOperand(0);
-  }
-  return true;
-}
-
 // Whether `v` is all of `buffer` as rows of the same width (a reshape that keeps the last dim).
 bool sameRows(Value v, Value buffer) {
   auto width = [](Value x) {
@@ -261,6 +283,7 @@ Value idsView(mlir::OpBuilder &b, mlir::Location loc, Value ids, int64_t experts
 // stored rows each batch has: the slots when they are the routing's.
 std::pair<int64_t, int64_t> batchRows(mlir::func::CallOp call) {
   auto type = llvm::cast<mlir::MemRefType>(uncast(call.getOperand(0)).getType());
+  if (type.getRank() != 3 || !type.hasStaticShape()) return {0, 0};
   return {type.getDimSize(0), type.getDimSize(1)};
 }
 
@@ -351,6 +374,12 @@ std::optional<Readers> readersOf(const Gather &gather) {
     others.push_back(user);
   }
   if (r.calls.empty()) return std::nullopt;
+  Value roots[] = {rootOf(gather.source), rootOf(gather.ids)};
+  // The gathered call reads X while it writes C: the gather's copy kept them apart.
+  for (mlir::func::CallOp call : r.calls)
+    if (llvm::is_contained(roots, rootOf(call.getOperand(1))) ||
+        llvm::is_contained(roots, rootOf(call.getOperand(2))))
+      return std::nullopt;
   mlir::Operation *last = r.calls.front();
   for (mlir::func::CallOp call : r.calls)
     if (last->isBeforeInBlock(call)) last = call;
@@ -361,7 +390,6 @@ std::optional<Readers> readersOf(const Gather &gather) {
     if (!last->isBeforeInBlock(first) || !overwrites(first, gather.out)) return std::nullopt;
     r.reused = true;
   }
-  Value roots[] = {rootOf(gather.source), rootOf(gather.ids)};
   if (!untouched(gather.op, last, roots, &r.moved)) return std::nullopt;
   return r;
 }
@@ -393,16 +421,16 @@ void rewriteGathered(const Gather &gather, Readers &readers) {
   gather.op->erase();
   if (readers.reused) return;
   for (mlir::Operation *op : readers.deallocs) op->erase();
-  // The views the calls read through are left unused; canonicalization drops them.
-  llvm::SmallVector<mlir::Operation *> dead;
+  // The views the calls read through are left unused: erased users first.
+  llvm::SetVector<mlir::Operation *> dead;
   std::function<void(Value)> collect = [&](Value v) {
     for (mlir::Operation *user : v.getUsers()) {
       for (Value result : user->getResults()) collect(result);
-      dead.push_back(user);
+      dead.insert(user);
     }
   };
   collect(gather.out);
-  for (mlir::Operation *op : llvm::reverse(dead)) op->erase();
+  for (mlir::Operation *op : dead) op->erase();
   gather.out.getDefiningOp()->erase();
 }
 
@@ -422,31 +450,6 @@ struct Mask {
   mlir::Operation *origin;
 };
 
-// Whether the body value `v` is zero in an empty row: when the block arguments in `zeros`
-// are zero and those in `ids` (the row's id) are negative.
-bool zeroWhen(Value v, const llvm::SmallPtrSetImpl<Value> &zeros,
-              const llvm::SmallPtrSetImpl<Value> &ids, int depth = 0) {
-  if (zeros.contains(v)) return true;
-  if (depth > 64) return false;
-  if (mlir::matchPattern(v, mlir::m_AnyZeroFloat())) return true;
-  mlir::Operation *def = v.getDefiningOp();
-  if (!def) return false;
-  auto zero = [&](Value x) { return zeroWhen(x, zeros, ids, depth + 1); };
-  if (llvm::isa<mlir::arith::MulFOp>(def)) return zero(def->getOperand(0)) || zero(def->getOperand(1));
-  if (llvm::isa<mlir::arith::DivFOp, mlir::arith::NegFOp>(def)) return zero(def->getOperand(0));
-  if (llvm::isa<mlir::arith::AddFOp, mlir::arith::SubFOp>(def))
-    return zero(def->getOperand(0)) && zero(def->getOperand(1));
-  if (auto select = llvm::dyn_cast<mlir::arith::SelectOp>(def)) {
-    // select(id >= 0, x, 0): a gather's zero row for an empty slot.
-    auto present = select.getCondition().getDefiningOp<mlir::arith::CmpIOp>();
-    if (present && present.getPredicate() == mlir::arith::CmpIPredicate::sge &&
-        ids.contains(present.getLhs()) && constantInt(present.getRhs()) == 0)
-      return zero(select.getFalseValue());
-    return zero(select.getTrueValue()) && zero(select.getFalseValue());
-  }
-  return false;
-}
-
 // Whether `map` reads, at each point of a loop nest over an output's elements, the id of the
 // output's row: its leading dims in order (and a trailing 0 for a unit dim).
 bool isRowMap(mlir::AffineMap map) {
@@ -464,17 +467,103 @@ int64_t rowsOf(Value v) {
   return type.getNumElements() / type.getShape().back();
 }
 
-std::optional<Mask> maskedBefore(Value root, mlir::Operation *at, int depth = 0);
+// Which buffers hold zeros in the empty rows, memoized (each question walks a block).
+class MaskAnalysis {
+ public:
+  std::optional<Mask> before(Value root, mlir::Operation *at, int depth = 0) {
+    auto key = std::make_pair(root.getAsOpaquePointer(), at);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    std::optional<Mask> mask = compute(root, at, depth);
+    memo_[key] = mask;
+    return mask;
+  }
 
-std::optional<Mask> maskedAt(mlir::Operation *writer, Value root, int depth) {
-  if (auto g = llvm::dyn_cast<mlir::linalg::GenericOp>(writer)) {
-    // Elementwise over the whole buffer (the output map the identity), its rows zero where
-    // the inputs it reads row by row are (masked inputs: identity maps over rows of the same
-    // width; ids: the row's id, which a gather selects on).
+ private:
+  std::optional<Mask> compute(Value root, mlir::Operation *at, int depth) {
+    if (depth > 8 || !wholeBuffer(root)) return std::nullopt;
+    Value roots[] = {root};
+    for (mlir::Operation *op = at->getPrevNode(); op; op = op->getPrevNode()) {
+      bool writes = false;
+      op->walk([&](mlir::Operation *nested) {
+        if (mayWrite(nested, roots)) writes = true;
+      });
+      if (!writes) continue;
+      std::optional<Mask> mask = at_(op, root, depth);
+      if (!mask ||
+          llvm::cast<mlir::MemRefType>(mask->ids.getType()).getNumElements() != rowsOf(root))
+        return std::nullopt;
+      return mask;
+    }
+    return std::nullopt;
+  }
+
+  // Whether the body value `v` is zero in an empty row: when the block arguments in `zeros`
+  // are zero and those in `ids` (the row's id) are negative. Within the runtime's trims'
+  // assumption (finite values: 0 · x = 0), nothing more: 0 / y is not zero for y = 0.
+  bool zeroWhen(Value v, const llvm::SmallPtrSetImpl<Value> &zeros,
+                const llvm::SmallPtrSetImpl<Value> &ids, llvm::DenseMap<Value, bool> &seen) {
+    if (zeros.contains(v)) return true;
+    if (auto it = seen.find(v); it != seen.end()) return it->second;
+    seen[v] = false;  // a cycle cannot happen in SSA; this also bounds the work
+    bool zero = false;
+    auto z = [&](Value x) { return zeroWhen(x, zeros, ids, seen); };
+    mlir::Operation *def = v.getDefiningOp();
+    if (mlir::matchPattern(v, mlir::m_AnyZeroFloat())) {
+      zero = true;
+    } else if (!def) {
+      zero = false;
+    } else if (llvm::isa<mlir::arith::MulFOp>(def)) {
+      zero = z(def->getOperand(0)) || z(def->getOperand(1));
+    } else if (llvm::isa<mlir::arith::NegFOp>(def)) {
+      zero = z(def->getOperand(0));
+    } else if (llvm::isa<mlir::arith::DivFOp>(def)) {
+      // 0 / c for a nonzero constant c.
+      mlir::FloatAttr c;
+      zero = z(def->getOperand(0)) && mlir::matchPattern(def->getOperand(1), mlir::m_Constant(&c)) &&
+             !c.getValue().isZero();
+    } else if (llvm::isa<mlir::arith::AddFOp, mlir::arith::SubFOp>(def)) {
+      zero = z(def->getOperand(0)) && z(def->getOperand(1));
+    } else if (auto select = llvm::dyn_cast<mlir::arith::SelectOp>(def)) {
+      // select(id >= 0, x, 0): a gather's zero row for an empty slot.
+      auto present = select.getCondition().getDefiningOp<mlir::arith::CmpIOp>();
+      if (present && present.getPredicate() == mlir::arith::CmpIPredicate::sge &&
+          ids.contains(present.getLhs()) && constantInt(present.getRhs()) == 0)
+        zero = z(select.getFalseValue());
+      else
+        zero = z(select.getTrueValue()) && z(select.getFalseValue());
+    }
+    seen[v] = zero;
+    return zero;
+  }
+
+  std::optional<Mask> at_(mlir::Operation *writer, Value root, int depth) {
+    if (auto g = llvm::dyn_cast<mlir::linalg::GenericOp>(writer)) return generic(g, root, depth);
+    auto call = llvm::dyn_cast<mlir::func::CallOp>(writer);
+    if (!call || call.getNumOperands() < 6 || !sameRows(uncast(call.getOperand(2)), root))
+      return std::nullopt;
+    llvm::StringRef callee = call.getCallee();
+    unsigned flags = callee == kGathered ? 5 : callee == kMasked ? 4 : callee == kBatch ? 3 : 0;
+    if (!flags || constantInt(call.getOperand(flags)) != 0 ||
+        constantInt(call.getOperand(flags + 2)) != 0)
+      return std::nullopt;  // A transposed (C's rows are not A's), or C accumulated onto
+    if (callee != kBatch) return Mask{rootOf(call.getOperand(3)), writer};
+    Value a = uncast(call.getOperand(0));
+    if (!sameRows(a, rootOf(a))) return std::nullopt;
+    return before(rootOf(a), writer, depth + 1);
+  }
+
+  // Elementwise over the whole buffer (the output map the identity), its rows zero where the
+  // inputs it reads row by row are (masked inputs: identity maps over rows of the same width;
+  // ids: the row's id, which a gather selects on), and nothing written from its body.
+  std::optional<Mask> generic(mlir::linalg::GenericOp g, Value root, int depth) {
     if (g.getNumDpsInits() != 1 || g.getNumReductionLoops() != 0 ||
         !sameRows(g.getDpsInitOperand(0)->get(), root) || !g.hasPureBufferSemantics() ||
         !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity())
       return std::nullopt;
+    for (mlir::Operation &op : g.getRegion().front())
+      if (!llvm::isa<mlir::linalg::YieldOp, mlir::memref::LoadOp>(op) &&
+          !mlir::isMemoryEffectFree(&op))
+        return std::nullopt;
     std::optional<Mask> mask;
     auto join = [&](const Mask &m) {
       if (mask && m.ids != mask->ids) return false;
@@ -492,50 +581,23 @@ std::optional<Mask> maskedAt(mlir::Operation *writer, Value root, int depth) {
       mlir::AffineMap map = g.getMatchingIndexingMap(&operand);
       if (type.getElementType().isInteger(32) && isRowMap(map) &&
           llvm::cast<mlir::MemRefType>(rootOf(v).getType()).getNumElements() == rowsOf(root)) {
-        if (join(Mask{rootOf(v), writer})) ids.insert(g.getMatchingBlockArgument(&operand));
+        if (join(Mask{rootOf(v), g})) ids.insert(g.getMatchingBlockArgument(&operand));
         continue;
       }
       // Rows of the same width in the input's buffer, the view and the output's buffer.
       if (!map.isIdentity() || width(v) != width(root) || width(rootOf(v)) != width(root))
         continue;
-      std::optional<Mask> m = maskedBefore(rootOf(v), writer, depth + 1);
+      std::optional<Mask> m = before(rootOf(v), g, depth + 1);
       if (m && join(*m)) zeros.insert(g.getMatchingBlockArgument(&operand));
     }
     auto yield = llvm::cast<mlir::linalg::YieldOp>(g.getRegion().front().getTerminator());
-    if (mask && zeroWhen(yield.getOperand(0), zeros, ids)) return mask;
+    llvm::DenseMap<Value, bool> seen;
+    if (mask && zeroWhen(yield.getOperand(0), zeros, ids, seen)) return mask;
     return std::nullopt;
   }
-  auto call = llvm::dyn_cast<mlir::func::CallOp>(writer);
-  if (!call || call.getNumOperands() < 6 || !sameRows(uncast(call.getOperand(2)), root))
-    return std::nullopt;
-  llvm::StringRef callee = call.getCallee();
-  unsigned flags = callee == kGathered ? 5 : callee == kMasked ? 4 : callee == kBatch ? 3 : 0;
-  if (!flags || constantInt(call.getOperand(flags)) != 0 ||
-      constantInt(call.getOperand(flags + 2)) != 0)
-    return std::nullopt;  // A transposed (C's rows are not A's), or C accumulated onto
-  if (callee != kBatch) return Mask{rootOf(call.getOperand(3)), writer};
-  Value a = uncast(call.getOperand(0));
-  if (!sameRows(a, rootOf(a))) return std::nullopt;
-  return maskedBefore(rootOf(a), writer, depth + 1);
-}
 
-std::optional<Mask> maskedBefore(Value root, mlir::Operation *at, int depth) {
-  if (depth > 8 || !wholeBuffer(root)) return std::nullopt;
-  Value roots[] = {root};
-  for (mlir::Operation *op = at->getPrevNode(); op; op = op->getPrevNode()) {
-    bool writes = false;
-    op->walk([&](mlir::Operation *nested) {
-      if (mayWrite(nested, roots)) writes = true;
-    });
-    if (!writes) continue;
-    std::optional<Mask> mask = maskedAt(op, root, depth);
-    if (!mask ||
-        llvm::cast<mlir::MemRefType>(mask->ids.getType()).getNumElements() != rowsOf(root))
-      return std::nullopt;
-    return mask;
-  }
-  return std::nullopt;
-}
+  llvm::DenseMap<std::pair<const void *, mlir::Operation *>, std::optional<Mask>> memo_;
+};
 
 void rewriteMasked(mlir::func::CallOp call, const Mask &mask) {
   auto module = call->getParentOfType<mlir::ModuleOp>();
@@ -561,15 +623,24 @@ struct GatheredGemmsPass : impl::GatheredGemmsBase<GatheredGemmsPass> {
     });
     for (const Gather &gather : gathers)
       if (auto readers = readersOf(gather)) rewriteGathered(gather, *readers);
-    // Then the batched GEMMs whose A is known zero in the routing's empty slots.
+    // Then the batched GEMMs whose A (or, summing over the slots, B) is known zero in the
+    // routing's empty slots.
     llvm::SmallVector<std::pair<mlir::func::CallOp, Mask>> masked;
+    MaskAnalysis analysis;
     getOperation().walk([&](mlir::func::CallOp call) {
       if (!isBatchGemm(call)) return;
       Value a = uncast(call.getOperand(0));
       if (!sameRows(a, rootOf(a))) return;
-      std::optional<Mask> mask = maskedBefore(rootOf(a), call);
+      std::optional<Mask> mask = analysis.before(rootOf(a), call);
+      // Aᵀ · B summed over the slots (a weight gradient) with B zero in the empty slots: those
+      // terms are zero whatever A holds there, so the same call leaves them out.
+      Value b = uncast(call.getOperand(1));
+      if (!mask && constantInt(call.getOperand(3)) == 1 && constantInt(call.getOperand(4)) == 0 &&
+          sameRows(b, rootOf(b)) && rowsOf(rootOf(b)) == rowsOf(rootOf(a)))
+        mask = analysis.before(rootOf(b), call);
       auto [experts, slots] = batchRows(call);
       if (!mask || experts * slots != rowsOf(rootOf(a)) ||
+          rootOf(call.getOperand(2)) == mask->ids ||
           !untouched(mask->origin, call, {mask->ids}, nullptr))
         return;
       masked.push_back({call, *mask});

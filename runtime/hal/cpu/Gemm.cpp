@@ -357,7 +357,7 @@ void gemm2d(const float *a, const int64_t *aSizes, const int64_t *aStrides, cons
 void useSingleThreadedBlas() { openblas_set_num_threads(1); }
 
 Status selectGemmLibrary(std::string *name) {
-  const Library &lib = library();
+  const stepc::rt::Library &lib = stepc::rt::library();
   if (name) *name = lib.name;
   if (!lib.error.empty()) return Status::error(lib.error);
   return {};
@@ -621,9 +621,9 @@ void runGatheredCall(GatheredCall call) {
 
 }  // namespace
 
-// Where the runtime's kernels cannot run (no AVX-512) or a view is not one they take, A is
-// gathered into a buffer and the plain batched GEMM runs on it: the same result, the copy
-// the compiler left out paid here.
+// Where the runtime's kernels cannot run (no AVX-512, or STEPC_GEMM names a library) or a view
+// is not one they take, A is gathered into a buffer and the plain batched GEMM runs on it: the
+// same result, the copy the compiler left out paid here.
 void _mlir_ciface_stepc_batch_matmul_gathered_f32(StridedMemRef<2> *src, StridedMemRef<3> *b,
                                                   StridedMemRef<3> *c,
                                                   StridedMemRef<2, int32_t> *ids, int64_t group,
@@ -632,7 +632,9 @@ void _mlir_ciface_stepc_batch_matmul_gathered_f32(StridedMemRef<2> *src, Strided
   int64_t batches = ids->sizes[0], slots = ids->sizes[1], width = src->sizes[1];
   stepc::rt::Operand B = stepc::rt::operand(b->data + b->offset, b->sizes + 1, b->strides + 1,
                                             transB != 0);
-  bool own = stepc::rt::packedGemmAvailable() && (src->strides[1] == 1 || width == 1) && B.ok &&
+  // The runtime's kernels pack the rows, unless STEPC_GEMM names a library for every GEMM.
+  const stepc::rt::Library &lib = stepc::rt::library();
+  bool own = (lib.own || lib.ownWindows) && (src->strides[1] == 1 || width == 1) && B.ok &&
              !B.overlapping && (c->strides[2] == 1 || c->sizes[2] == 1) && group >= 1;
   if (!own) {
     std::vector<float> gathered(static_cast<size_t>(batches * slots * width), 0.0f);
@@ -663,7 +665,8 @@ void _mlir_ciface_stepc_batch_matmul_masked_f32(StridedMemRef<3> *a, StridedMemR
                                                 int64_t transB, int64_t accumulate) {
   stepc::rt::Operand B = stepc::rt::operand(b->data + b->offset, b->sizes + 1, b->strides + 1,
                                             transB != 0);
-  bool own = stepc::rt::packedGemmAvailable() && (a->strides[2] == 1 || a->sizes[2] == 1) &&
+  const stepc::rt::Library &lib = stepc::rt::library();
+  bool own = (lib.own || lib.ownWindows) && (a->strides[2] == 1 || a->sizes[2] == 1) &&
              B.ok && !B.overlapping && (c->strides[2] == 1 || c->sizes[2] == 1) &&
              ids->sizes[0] == a->sizes[0] && ids->sizes[1] == a->sizes[1];
   if (!own) return _mlir_ciface_stepc_batch_matmul_f32(a, b, c, transA, transB, accumulate);

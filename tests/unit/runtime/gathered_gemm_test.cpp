@@ -5,7 +5,8 @@
 // tail of empty slots and with none; ids past X's rows clamped as the gather clamps them;
 // group 2 (top-2: choice t · 2 + j is token t); the same bits on 1, 2 and 3 threads; sizes
 // big enough to split the reduction and to run experts side by side; and the fallback (a
-// strided X) gives the same numbers.
+// strided X) gives the same numbers. And stepc_batch_matmul_masked_f32 (A's own rows, those
+// with a negative id known zero) never reads those rows.
 #include <cmath>
 #include <random>
 #include <vector>
@@ -114,12 +115,70 @@ TEST(GatheredGemm, LargeEnoughToSplit) {
     EXPECT_EQ(one, run(t, 8, 3));
   }
   // Rows wider than the kernels' reduction chunk (512), and a reduction long enough to be cut
-  // into parts (k >= 8 max(m, n)): each part and chunk reads its own columns of the rows.
+  // into parts (k >= 8 max(m, n) and >= 4096): each part and chunk reads its own columns of
+  // the rows, or (A transposed: the reduction over 4096 slots) its own rows.
   for (int64_t width : {700, 4096}) {
     Case t{50, width, 16, 16, 1, false, false, false};
     std::vector<float> one = run(t, 4, 1);
     EXPECT_EQ(one, run(t, 4, 2));
   }
+  Case slots{5000, 16, 16, 4096, 1, true, false, false};
+  std::vector<float> one = run(slots, 2, 1);
+  EXPECT_EQ(one, run(slots, 2, 2));
+}
+
+// stepc_batch_matmul_masked_f32: A's own rows, those with a negative id known zero (the
+// compiler proved it), so never read: here they hold garbage (NaN and 1e30), and the result is
+// the product with those rows zero, in every layout, the same bits on 1 and 2 threads.
+std::vector<float> runMasked(bool transA, bool transB, bool accumulate, int threads) {
+  setPoolThreads(threads);
+  int64_t batches = 5, slots = 30, width = 24, n = 20;
+  std::mt19937 rng(static_cast<unsigned>(7 + 2 * transA + transB));
+  std::uniform_real_distribution<float> u(-1, 1);
+  Case shape{slots, width, n, slots, 1, transA, transB, accumulate};
+  std::vector<int32_t> ids = makeIds(shape, batches, rng);
+  std::vector<float> a(batches * slots * width);
+  for (int64_t e = 0; e < batches; ++e)
+    for (int64_t r = 0; r < slots; ++r)
+      for (int64_t d = 0; d < width; ++d)
+        a[(e * slots + r) * width + d] =
+            ids[e * slots + r] >= 0 ? u(rng) : (d % 2 ? 1e30f : std::nanf(""));
+  int64_t m = transA ? width : slots, k = transA ? slots : width;
+  int64_t bRows = transB ? n : k, bCols = transB ? k : n;
+  std::vector<float> b(batches * bRows * bCols), c(batches * m * n);
+  for (float &v : b) v = u(rng);
+  for (float &v : c) v = u(rng) * 1e3f;
+  auto stored = [&](int64_t e, int64_t r, int64_t d) -> double {
+    return ids[e * slots + r] < 0 ? 0.0 : a[(e * slots + r) * width + d];
+  };
+  std::vector<double> expected(c.begin(), c.end());
+  for (int64_t e = 0; e < batches; ++e)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = accumulate ? expected[(e * m + i) * n + j] : 0.0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += (transA ? stored(e, p, i) : stored(e, i, p)) *
+                 (transB ? b[(e * bRows + j) * bCols + p] : b[(e * bRows + p) * bCols + j]);
+        expected[(e * m + i) * n + j] = sum;
+      }
+  StridedMemRef<3> A{a.data(), a.data(), 0, {batches, slots, width}, {slots * width, width, 1}};
+  StridedMemRef<3> B{b.data(), b.data(), 0, {batches, bRows, bCols}, {bRows * bCols, bCols, 1}};
+  StridedMemRef<3> C{c.data(), c.data(), 0, {batches, m, n}, {m * n, n, 1}};
+  StridedMemRef<2, int32_t> I{ids.data(), ids.data(), 0, {batches, slots}, {slots, 1}};
+  _mlir_ciface_stepc_batch_matmul_masked_f32(&A, &B, &C, &I, transA, transB, accumulate);
+  for (size_t i = 0; i < c.size(); ++i)
+    EXPECT_NEAR(c[i], expected[i], 3e-4 + 2e-6 * std::fabs(expected[i]))
+        << "element " << i << ", transA " << transA << " transB " << transB << " accumulate "
+        << accumulate;
+  return c;
+}
+
+TEST(MaskedGemm, EmptySlotsAreNeverRead) {
+  for (bool transA : {false, true})
+    for (bool transB : {false, true})
+      for (bool accumulate : {false, true})
+        EXPECT_EQ(runMasked(transA, transB, accumulate, 1),
+                  runMasked(transA, transB, accumulate, 2));
 }
 
 }  // namespace

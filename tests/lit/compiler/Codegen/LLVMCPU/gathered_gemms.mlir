@@ -208,3 +208,136 @@ func.func @reused(%x: memref<6x3xf32>, %ids: memref<2x4xi32>, %w1: memref<2x3x5x
   call @stepc_batch_matmul_f32(%a2, %b0, %c2v, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, i64, i64, i64) -> ()
   return
 }
+
+// -----
+
+#dyn3 = strided<[?, ?, ?], offset: ?>
+#ids2 = affine_map<(d0, d1) -> (d0, 0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func private @stepc_batch_matmul_f32(memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, i64, i64, i64) attributes {llvm.emit_c_interface}
+
+// The 2-D form read only through a reshape: the gather, the reshape, the cast and the buffer
+// all go. A GEMM whose C is X itself keeps its gather (the gathered call would read X while
+// writing it). A division by a value that may be zero does not keep zeros zero (0 / 0), and
+// a write through a transposed view (not a view-like op) hides what the buffer holds: the
+// GEMMs reading those stay plain.
+// CHECK-LABEL: func.func @edges
+// CHECK-NOT: memref.alloc() : memref<8x3xf32>
+// CHECK: call @stepc_batch_matmul_gathered_f32(
+// CHECK: linalg.generic
+// CHECK: call @stepc_batch_matmul_masked_f32(
+// CHECK: linalg.generic
+// CHECK: call @stepc_batch_matmul_f32(
+// CHECK: memref.transpose
+// CHECK: linalg.fill
+// CHECK: call @stepc_batch_matmul_f32(
+// CHECK: return
+func.func @edges(%x: memref<8x3xf32>, %ids: memref<8xi32>, %w: memref<2x3x3xf32>, %y: memref<2x4x3xf32>, %d: memref<2x4x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c7 = arith.constant 7 : index
+  %c0_i32 = arith.constant 0 : i32
+  %c0_i64 = arith.constant 0 : i64
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %flat = memref.alloc() : memref<8x3xf32>
+  %ids2 = memref.expand_shape %ids [[0, 1]] output_shape [8, 1] : memref<8xi32> into memref<8x1xi32>
+  linalg.generic {indexing_maps = [#ids2, #id2], iterator_types = ["parallel", "parallel"]} ins(%ids2 : memref<8x1xi32>) outs(%flat : memref<8x3xf32>) {
+  ^bb0(%in: i32, %out: f32):
+    %0 = arith.index_cast %in : i32 to index
+    %1 = arith.maxsi %0, %c0 : index
+    %2 = arith.minsi %1, %c7 : index
+    %4 = linalg.index 1 : index
+    %5 = memref.load %x[%2, %4] : memref<8x3xf32>
+    %6 = arith.cmpi sge, %in, %c0_i32 : i32
+    %7 = arith.select %6, %5, %zero : f32
+    linalg.yield %7 : f32
+  }
+  %xe = memref.expand_shape %flat [[0, 1], [2]] output_shape [2, 4, 3] : memref<8x3xf32> into memref<2x4x3xf32>
+  %a = memref.cast %xe : memref<2x4x3xf32> to memref<?x?x?xf32, #dyn3>
+  %b = memref.cast %w : memref<2x3x3xf32> to memref<?x?x?xf32, #dyn3>
+  %h = memref.alloc() : memref<2x4x3xf32>
+  %hc = memref.cast %h : memref<2x4x3xf32> to memref<?x?x?xf32, #dyn3>
+  call @stepc_batch_matmul_f32(%a, %b, %hc, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, i64, i64, i64) -> ()
+  memref.dealloc %flat : memref<8x3xf32>
+  // A second gather whose GEMM writes X itself.
+  %flat2 = memref.alloc() : memref<8x3xf32>
+  linalg.generic {indexing_maps = [#ids2, #id2], iterator_types = ["parallel", "parallel"]} ins(%ids2 : memref<8x1xi32>) outs(%flat2 : memref<8x3xf32>) {
+  ^bb0(%in: i32, %out: f32):
+    %0 = arith.index_cast %in : i32 to index
+    %1 = arith.maxsi %0, %c0 : index
+    %2 = arith.minsi %1, %c7 : index
+    %4 = linalg.index 1 : index
+    %5 = memref.load %x[%2, %4] : memref<8x3xf32>
+    %6 = arith.cmpi sge, %in, %c0_i32 : i32
+    %7 = arith.select %6, %5, %zero : f32
+    linalg.yield %7 : f32
+  }
+  %xe2 = memref.expand_shape %flat2 [[0, 1], [2]] output_shape [2, 4, 3] : memref<8x3xf32> into memref<2x4x3xf32>
+  %a2 = memref.cast %xe2 : memref<2x4x3xf32> to memref<?x?x?xf32, #dyn3>
+  %x3 = memref.expand_shape %x [[0, 1], [2]] output_shape [2, 4, 3] : memref<8x3xf32> into memref<2x4x3xf32>
+  %xc = memref.cast %x3 : memref<2x4x3xf32> to memref<?x?x?xf32, #dyn3>
+  call @stepc_batch_matmul_f32(%a2, %b, %xc, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, i64, i64, i64) -> ()
+  // h / h: 0 / 0 in the empty rows.
+  %q = memref.alloc() : memref<2x4x3xf32>
+  linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%h, %h : memref<2x4x3xf32>, memref<2x4x3xf32>) outs(%q : memref<2x4x3xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %0 = arith.divf %in, %in2 : f32
+    linalg.yield %0 : f32
+  }
+  %qc = memref.cast %q : memref<2x4x3xf32> to memref<?x?x?xf32, #dyn3>
+  %yc = memref.cast %y : memref<2x4x3xf32> to memref<?x?x?xf32, #dyn3>
+  call @stepc_batch_matmul_f32(%qc, %b, %yc, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, i64, i64, i64) -> ()
+  // h written through a transpose.
+  %t = memref.transpose %h (d0, d1, d2) -> (d0, d2, d1) : memref<2x4x3xf32> to memref<2x3x4xf32, strided<[12, 1, 3]>>
+  linalg.fill ins(%one : f32) outs(%t : memref<2x3x4xf32, strided<[12, 1, 3]>>)
+  %dc = memref.cast %d : memref<2x4x3xf32> to memref<?x?x?xf32, #dyn3>
+  call @stepc_batch_matmul_f32(%hc, %b, %dc, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, i64, i64, i64) -> ()
+  return
+}
+
+// -----
+
+#dyn3 = strided<[?, ?, ?], offset: ?>
+#ids = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func private @stepc_batch_matmul_f32(memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, i64, i64, i64) attributes {llvm.emit_c_interface}
+
+// A weight gradient Hᵀ · dY summed over the slots, H unknown (a bias made its empty rows
+// nonzero) but dY a gather (scaled: it stays a kernel): the empty slots' terms are zero, and
+// the call gets the ids. A product that does not sum over the slots (G · dY, dY's rows the
+// reduction's 4 = the 4 slots by chance) does not.
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK: linalg.generic
+// CHECK: call @stepc_batch_matmul_masked_f32({{.*}}, %c1_i64, %c0_i64, %c0_i64)
+// CHECK: call @stepc_batch_matmul_f32({{.*}}, %c0_i64, %c0_i64, %c0_i64)
+func.func @weight_gradient(%dy: memref<6x3xf32>, %gate: memref<6xf32>, %ids: memref<2x4xi32>, %h: memref<2x4x5xf32>, %dw: memref<2x5x3xf32>, %g4: memref<2x4x4xf32>, %res: memref<2x4x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c5 = arith.constant 5 : index
+  %c0_i32 = arith.constant 0 : i32
+  %c0_i64 = arith.constant 0 : i64
+  %c1_i64 = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f32
+  %dye = memref.alloc() : memref<2x4x3xf32>
+  linalg.generic {indexing_maps = [#ids, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids : memref<2x4xi32>) outs(%dye : memref<2x4x3xf32>) {
+  ^bb0(%in: i32, %out: f32):
+    %0 = arith.index_cast %in : i32 to index
+    %1 = arith.maxsi %0, %c0 : index
+    %2 = arith.minsi %1, %c5 : index
+    %4 = linalg.index 2 : index
+    %5 = memref.load %dy[%2, %4] : memref<6x3xf32>
+    %g = memref.load %gate[%2] : memref<6xf32>
+    %m = arith.mulf %5, %g : f32
+    %6 = arith.cmpi sge, %in, %c0_i32 : i32
+    %7 = arith.select %6, %m, %zero : f32
+    linalg.yield %7 : f32
+  }
+  %a = memref.cast %h : memref<2x4x5xf32> to memref<?x?x?xf32, #dyn3>
+  %b = memref.cast %dye : memref<2x4x3xf32> to memref<?x?x?xf32, #dyn3>
+  %c = memref.cast %dw : memref<2x5x3xf32> to memref<?x?x?xf32, #dyn3>
+  call @stepc_batch_matmul_f32(%a, %b, %c, %c1_i64, %c0_i64, %c0_i64) : (memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, i64, i64, i64) -> ()
+  %a4 = memref.cast %g4 : memref<2x4x4xf32> to memref<?x?x?xf32, #dyn3>
+  %o = memref.cast %res : memref<2x4x3xf32> to memref<?x?x?xf32, #dyn3>
+  call @stepc_batch_matmul_f32(%a4, %b, %o, %c0_i64, %c0_i64, %c0_i64) : (memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, memref<?x?x?xf32, #dyn3>, i64, i64, i64) -> ()
+  return
+}
