@@ -669,7 +669,22 @@ void _mlir_ciface_stepc_batch_matmul_masked_f32(StridedMemRef<3> *a, StridedMemR
   bool own = (lib.own || lib.ownWindows) && (a->strides[2] == 1 || a->sizes[2] == 1) &&
              B.ok && !B.overlapping && (c->strides[2] == 1 || c->sizes[2] == 1) &&
              ids->sizes[0] == a->sizes[0] && ids->sizes[1] == a->sizes[1];
-  if (!own) return _mlir_ciface_stepc_batch_matmul_f32(a, b, c, transA, transB, accumulate);
+  if (!own) {
+    // A copy with the masked rows zero (they are never read on either path), then the plain
+    // batched GEMM.
+    int64_t batches = a->sizes[0], rows = a->sizes[1], width = a->sizes[2];
+    std::vector<float> kept(static_cast<size_t>(batches * rows * width), 0.0f);
+    for (int64_t e = 0; e < batches; ++e)
+      for (int64_t r = 0; r < rows; ++r) {
+        if (ids->data[ids->offset + e * ids->strides[0] + r * ids->strides[1]] < 0) continue;
+        const float *row = batchSlice(a, e) + r * a->strides[1];
+        float *out = kept.data() + (e * rows + r) * width;
+        for (int64_t j = 0; j < width; ++j) out[j] = row[j * a->strides[2]];
+      }
+    StridedMemRef<3> view{kept.data(), kept.data(), 0, {batches, rows, width},
+                          {rows * width, width, 1}};
+    return _mlir_ciface_stepc_batch_matmul_f32(&view, b, c, transA, transB, accumulate);
+  }
   runGatheredCall(GatheredCall{nullptr, a, b, c, ids, 1, transA != 0, transB != 0,
                                accumulate != 0, {}, {}, {}});
 }

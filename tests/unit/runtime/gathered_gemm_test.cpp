@@ -8,6 +8,7 @@
 // strided X) gives the same numbers. And stepc_batch_matmul_masked_f32 (A's own rows, those
 // with a negative id known zero) never reads those rows.
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -179,6 +180,21 @@ TEST(MaskedGemm, EmptySlotsAreNeverRead) {
       for (bool accumulate : {false, true})
         EXPECT_EQ(runMasked(transA, transB, accumulate, 1),
                   runMasked(transA, transB, accumulate, 2));
+}
+
+TEST(MaskedGemm, LibraryFallbackNeverReadsThemEither) {
+  // STEPC_GEMM naming a library sends these calls to it (the sanitized suites run so): a copy
+  // of A without the masked rows, then the plain GEMM. The library is chosen once per process,
+  // so this case runs in a fresh process of its own (re-executed, not forked).
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("STEPC_GEMM", "openblas", 1);
+        for (bool transA : {false, true})
+          for (bool transB : {false, true}) runMasked(transA, transB, false, 2);
+        std::exit(::testing::Test::HasFailure() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
