@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Codegen/Common/Passes.h"
+#include "compiler/Codegen/Common/ViewRoot.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -71,17 +72,6 @@ void usersOf(mlir::Value buffer, llvm::SmallVectorImpl<mlir::Operation *> &out) 
   }
 }
 
-// `v` is `root` seen through casts and reshapes only (every element, same order).
-bool isReshapeOf(mlir::Value v, mlir::Value root) {
-  while (v != root) {
-    mlir::Operation *def = v.getDefiningOp();
-    if (!llvm::isa_and_nonnull<mlir::memref::CastOp, mlir::memref::ExpandShapeOp,
-                               mlir::memref::CollapseShapeOp>(def))
-      return false;
-    v = def->getOperand(0);
-  }
-  return true;
-}
 
 bool isCallTo(mlir::Operation *op, llvm::StringRef name) {
   auto call = llvm::dyn_cast<mlir::func::CallOp>(op);

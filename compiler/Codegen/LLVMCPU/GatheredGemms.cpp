@@ -30,6 +30,7 @@
 #include <optional>
 
 #include "compiler/Codegen/Common/RuntimeCallWrites.h"
+#include "compiler/Codegen/Common/ViewRoot.h"
 #include "llvm/ADT/SetVector.h"
 #include "compiler/Codegen/LLVMCPU/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -55,18 +56,8 @@ constexpr llvm::StringLiteral kBatch = "stepc_batch_matmul_f32";
 constexpr llvm::StringLiteral kGathered = "stepc_batch_matmul_gathered_f32";
 constexpr llvm::StringLiteral kMasked = "stepc_batch_matmul_masked_f32";
 
-// The buffer `v` is a view of: through view-like ops and casts to an allocation or argument.
-Value rootOf(Value v) {
-  for (;;) {
-    mlir::Operation *def = v.getDefiningOp();
-    if (auto view = llvm::dyn_cast_or_null<mlir::ViewLikeOpInterface>(def))
-      v = view.getViewSource();
-    else if (auto cast = llvm::dyn_cast_or_null<mlir::memref::CastOp>(def))
-      v = cast.getSource();
-    else
-      return v;
-  }
-}
+// The buffer `v` is a view of (ViewRoot.h).
+Value rootOf(Value v) { return viewRoot(v); }
 
 // A buffer whose every alias the walks below see: an allocation, or an argument of the
 // function (the step's parameters, state and batch). A view made by an op that is not
@@ -118,16 +109,7 @@ bool wholeBuffer(Value v) {
 
 // Whether `v` is the whole of `buffer` (itself, or reshapes of it: the same rows in the same
 // order).
-bool viewsWhole(Value v, Value buffer) {
-  while (v != buffer) {
-    mlir::Operation *def = v.getDefiningOp();
-    if (!llvm::isa_and_nonnull<mlir::memref::ExpandShapeOp, mlir::memref::CollapseShapeOp,
-                               mlir::memref::CastOp>(def))
-      return false;
-    v = def->getOperand(0);
-  }
-  return true;
-}
+bool viewsWhole(Value v, Value buffer) { return isReshapeOf(v, buffer); }
 
 std::optional<Gather> gatherOf(mlir::linalg::GenericOp g) {
   unsigned loops = g.getNumLoops();
