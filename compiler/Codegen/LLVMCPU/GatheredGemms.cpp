@@ -56,9 +56,6 @@ constexpr llvm::StringLiteral kBatch = "stepc_batch_matmul_f32";
 constexpr llvm::StringLiteral kGathered = "stepc_batch_matmul_gathered_f32";
 constexpr llvm::StringLiteral kMasked = "stepc_batch_matmul_masked_f32";
 
-// The buffer `v` is a view of (ViewRoot.h).
-Value rootOf(Value v) { return viewRoot(v); }
-
 // A buffer whose every alias the walks below see: an allocation, or an argument of the
 // function (the step's parameters, state and batch). A view made by an op that is not
 // view-like (memref.transpose, a loop's result) roots elsewhere; such a root proves nothing,
@@ -106,10 +103,6 @@ bool wholeBuffer(Value v) {
   return type && type.hasStaticShape() && type.getLayout().isIdentity() && type.getRank() >= 1 &&
          type.getNumElements() > 0 && knownRoot(v);
 }
-
-// Whether `v` is the whole of `buffer` (itself, or reshapes of it: the same rows in the same
-// order).
-bool viewsWhole(Value v, Value buffer) { return isReshapeOf(v, buffer); }
 
 std::optional<Gather> gatherOf(mlir::linalg::GenericOp g) {
   unsigned loops = g.getNumLoops();
@@ -171,9 +164,9 @@ std::optional<Gather> gatherOf(mlir::linalg::GenericOp g) {
       return std::nullopt;
   // One id per row of the output, and the ids a whole buffer the GEMMs can view as [E, C].
   int64_t rows = outType.getNumElements() / outType.getShape().back();
-  if (idsType.getNumElements() != rows || !wholeBuffer(rootOf(ids)) ||
-      !viewsWhole(ids, rootOf(ids)) || !knownRoot(rootOf(load.getMemRef())) ||
-      llvm::cast<mlir::MemRefType>(rootOf(ids).getType()).getNumElements() != rows)
+  if (idsType.getNumElements() != rows || !wholeBuffer(viewRoot(ids)) ||
+      !isReshapeOf(ids, viewRoot(ids)) || !knownRoot(viewRoot(load.getMemRef())) ||
+      llvm::cast<mlir::MemRefType>(viewRoot(ids).getType()).getNumElements() != rows)
     return std::nullopt;
   return Gather{g, load.getMemRef(), ids, out, group};
 }
@@ -183,7 +176,7 @@ std::optional<Gather> gatherOf(mlir::linalg::GenericOp g) {
 bool mayWrite(mlir::Operation *op, llvm::ArrayRef<Value> roots) {
   auto touches = [&](Value v) {
     if (!llvm::isa<mlir::BaseMemRefType>(v.getType())) return false;
-    Value root = rootOf(v);
+    Value root = viewRoot(v);
     return !knownRoot(root) || llvm::is_contained(roots, root);
   };
   if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
@@ -237,7 +230,7 @@ bool sameRows(Value v, Value buffer) {
   auto width = [](Value x) {
     return llvm::cast<mlir::MemRefType>(x.getType()).getShape().back();
   };
-  return wholeBuffer(buffer) && viewsWhole(v, buffer) && width(v) == width(buffer);
+  return wholeBuffer(buffer) && isReshapeOf(v, buffer) && width(v) == width(buffer);
 }
 
 // A call of the plain batched GEMM: its A view (without the cast to the interface's type).
@@ -296,7 +289,7 @@ bool overwrites(mlir::Operation *op, Value buffer) {
     return false;
   auto cast = call.getOperand(2).getDefiningOp<mlir::memref::CastOp>();
   if (!cast || cast.getSource() != buffer) return false;
-  return rootOf(call.getOperand(0)) != buffer && rootOf(call.getOperand(1)) != buffer;
+  return viewRoot(call.getOperand(0)) != buffer && viewRoot(call.getOperand(1)) != buffer;
 }
 
 // Whether nothing in (from, to) of one block writes or frees a buffer with a root in `roots`;
@@ -305,7 +298,7 @@ bool untouched(mlir::Operation *from, mlir::Operation *to, llvm::ArrayRef<Value>
                llvm::SmallVector<mlir::memref::DeallocOp> *moved) {
   for (mlir::Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode()) {
     auto dealloc = llvm::dyn_cast<mlir::memref::DeallocOp>(op);
-    if (moved && dealloc && llvm::is_contained(roots, rootOf(dealloc.getMemref()))) {
+    if (moved && dealloc && llvm::is_contained(roots, viewRoot(dealloc.getMemref()))) {
       moved->push_back(dealloc);
       continue;
     }
@@ -322,7 +315,7 @@ std::optional<Readers> readersOf(const Gather &gather) {
   if (!gather.out.getDefiningOp<mlir::memref::AllocOp>()) return std::nullopt;
   Readers r;
   mlir::Block *block = gather.op->getBlock();
-  int64_t rows = llvm::cast<mlir::MemRefType>(rootOf(gather.ids).getType()).getNumElements();
+  int64_t rows = llvm::cast<mlir::MemRefType>(viewRoot(gather.ids).getType()).getNumElements();
   // Every op that reaches the buffer through views: the gather, its deallocs, the A reads,
   // and the others (a later value's).
   llvm::SmallVector<mlir::Operation *> others;
@@ -340,7 +333,7 @@ std::optional<Readers> readersOf(const Gather &gather) {
         sameRows(uncast(use->get()), gather.out) && user->getBlock() == block &&
         gather.op->isBeforeInBlock(user) &&
         llvm::none_of(user->getOperands().drop_front(),
-                      [&](Value v) { return rootOf(v) == gather.out; })) {
+                      [&](Value v) { return viewRoot(v) == gather.out; })) {
       auto call = llvm::cast<mlir::func::CallOp>(user);
       auto [experts, slots] = batchRows(call);
       if (experts * slots == rows) {
@@ -356,11 +349,11 @@ std::optional<Readers> readersOf(const Gather &gather) {
     others.push_back(user);
   }
   if (r.calls.empty()) return std::nullopt;
-  Value roots[] = {rootOf(gather.source), rootOf(gather.ids)};
+  Value roots[] = {viewRoot(gather.source), viewRoot(gather.ids)};
   // The gathered call reads X while it writes C: the gather's copy kept them apart.
   for (mlir::func::CallOp call : r.calls)
-    if (llvm::is_contained(roots, rootOf(call.getOperand(1))) ||
-        llvm::is_contained(roots, rootOf(call.getOperand(2))))
+    if (llvm::is_contained(roots, viewRoot(call.getOperand(1))) ||
+        llvm::is_contained(roots, viewRoot(call.getOperand(2))))
       return std::nullopt;
   mlir::Operation *last = r.calls.front();
   for (mlir::func::CallOp call : r.calls)
@@ -388,7 +381,7 @@ void rewriteGathered(const Gather &gather, Readers &readers) {
     auto [experts, slots] = batchRows(call);
     Value source = b.create<mlir::memref::CastOp>(
         loc, dynamicView(ctx, 2, b.getF32Type()), gather.source);
-    Value ids = idsView(b, loc, rootOf(gather.ids), experts, slots);
+    Value ids = idsView(b, loc, viewRoot(gather.ids), experts, slots);
     Value group = b.create<mlir::arith::ConstantIntOp>(loc, gather.group, 64);
     auto replacement = b.create<mlir::func::CallOp>(
         loc, callee,
@@ -528,10 +521,10 @@ class MaskAnalysis {
     if (!flags || constantInt(call.getOperand(flags)) != 0 ||
         constantInt(call.getOperand(flags + 2)) != 0)
       return std::nullopt;  // A transposed (C's rows are not A's), or C accumulated onto
-    if (callee != kBatch) return Mask{rootOf(call.getOperand(3)), writer};
+    if (callee != kBatch) return Mask{viewRoot(call.getOperand(3)), writer};
     Value a = uncast(call.getOperand(0));
-    if (!sameRows(a, rootOf(a))) return std::nullopt;
-    return before(rootOf(a), writer, depth + 1);
+    if (!sameRows(a, viewRoot(a))) return std::nullopt;
+    return before(viewRoot(a), writer, depth + 1);
   }
 
   // Elementwise over the whole buffer (the output map the identity), its rows zero where the
@@ -559,17 +552,17 @@ class MaskAnalysis {
     for (mlir::OpOperand &operand : g->getOpOperands()) {
       Value v = operand.get();
       auto type = llvm::dyn_cast<mlir::MemRefType>(v.getType());
-      if (!type || !wholeBuffer(rootOf(v)) || !viewsWhole(v, rootOf(v))) continue;
+      if (!type || !wholeBuffer(viewRoot(v)) || !isReshapeOf(v, viewRoot(v))) continue;
       mlir::AffineMap map = g.getMatchingIndexingMap(&operand);
       if (type.getElementType().isInteger(32) && isRowMap(map) &&
-          llvm::cast<mlir::MemRefType>(rootOf(v).getType()).getNumElements() == rowsOf(root)) {
-        if (join(Mask{rootOf(v), g})) ids.insert(g.getMatchingBlockArgument(&operand));
+          llvm::cast<mlir::MemRefType>(viewRoot(v).getType()).getNumElements() == rowsOf(root)) {
+        if (join(Mask{viewRoot(v), g})) ids.insert(g.getMatchingBlockArgument(&operand));
         continue;
       }
       // Rows of the same width in the input's buffer, the view and the output's buffer.
-      if (!map.isIdentity() || width(v) != width(root) || width(rootOf(v)) != width(root))
+      if (!map.isIdentity() || width(v) != width(root) || width(viewRoot(v)) != width(root))
         continue;
-      std::optional<Mask> m = before(rootOf(v), g, depth + 1);
+      std::optional<Mask> m = before(viewRoot(v), g, depth + 1);
       if (m && join(*m)) zeros.insert(g.getMatchingBlockArgument(&operand));
     }
     auto yield = llvm::cast<mlir::linalg::YieldOp>(g.getRegion().front().getTerminator());
@@ -612,17 +605,17 @@ struct GatheredGemmsPass : impl::GatheredGemmsBase<GatheredGemmsPass> {
     getOperation().walk([&](mlir::func::CallOp call) {
       if (!isBatchGemm(call)) return;
       Value a = uncast(call.getOperand(0));
-      if (!sameRows(a, rootOf(a))) return;
-      std::optional<Mask> mask = analysis.before(rootOf(a), call);
+      if (!sameRows(a, viewRoot(a))) return;
+      std::optional<Mask> mask = analysis.before(viewRoot(a), call);
       // Aᵀ · B summed over the slots (a weight gradient) with B zero in the empty slots: those
       // terms are zero whatever A holds there, so the same call leaves them out.
       Value b = uncast(call.getOperand(1));
       if (!mask && constantInt(call.getOperand(3)) == 1 && constantInt(call.getOperand(4)) == 0 &&
-          sameRows(b, rootOf(b)) && rowsOf(rootOf(b)) == rowsOf(rootOf(a)))
-        mask = analysis.before(rootOf(b), call);
+          sameRows(b, viewRoot(b)) && rowsOf(viewRoot(b)) == rowsOf(viewRoot(a)))
+        mask = analysis.before(viewRoot(b), call);
       auto [experts, slots] = batchRows(call);
-      if (!mask || experts * slots != rowsOf(rootOf(a)) ||
-          rootOf(call.getOperand(2)) == mask->ids ||
+      if (!mask || experts * slots != rowsOf(viewRoot(a)) ||
+          viewRoot(call.getOperand(2)) == mask->ids ||
           !untouched(mask->origin, call, {mask->ids}, nullptr))
         return;
       masked.push_back({call, *mask});

@@ -539,7 +539,7 @@ struct GatheredCall {
 // (an expert's slots past its last token, or all of C when it has none and A is the
 // transposed operand: the weight gradient of an expert with no tokens). The ids are clamped
 // to src as the gather they replace clamps them.
-void prepareGathered(GatheredCall &call, int64_t e) {
+void pointRows(GatheredCall &call, int64_t e) {
   int64_t slots = call.ids->sizes[1];
   const int32_t *id = call.ids->data + call.ids->offset + e * call.ids->strides[0];
   const float **rows = call.rows.data() + e * slots;
@@ -561,8 +561,12 @@ void prepareGathered(GatheredCall &call, int64_t e) {
     }
   }
   call.used[e] = used;
+}
+
+void prepareGathered(GatheredCall &call, int64_t e) {
+  pointRows(call, e);
   if (call.accumulate) return;
-  int64_t m = call.c->sizes[1], n = call.c->sizes[2];
+  int64_t used = call.used[e], m = call.c->sizes[1], n = call.c->sizes[2];
   int64_t from = call.transA ? (used == 0 ? 0 : m) : used;
   float *c = batchSlice(call.c, e);
   for (int64_t r = from; r < m; ++r)
@@ -583,6 +587,27 @@ void runGathered(const GatheredCall &call, int64_t e, bool parallel) {
   stepc::rt::packedGemmRows(call.rows.data() + e * slots, call.transA, B.data, B.ld,
                             B.transposed, batchSlice(call.c, e), call.c->strides[1], m, n, k,
                             call.accumulate, parallel);
+}
+
+// A's rows copied into a buffer (zeros for the rows left out), then the plain batched GEMM:
+// where the runtime's kernels do not run, the copy the compiler left out is paid here.
+void runOnCopy(GatheredCall call) {
+  int64_t batches = call.ids->sizes[0], slots = call.ids->sizes[1];
+  int64_t width = call.src ? call.src->sizes[1] : call.a->sizes[2];
+  int64_t step = call.src ? call.src->strides[1] : call.a->strides[2];
+  call.rows.resize(static_cast<size_t>(batches * slots));
+  call.used.resize(static_cast<size_t>(batches));
+  std::vector<float> copy(static_cast<size_t>(batches * slots * width), 0.0f);
+  for (int64_t e = 0; e < batches; ++e) {
+    pointRows(call, e);
+    for (int64_t r = 0; r < slots; ++r)
+      if (const float *row = call.rows[e * slots + r])
+        for (int64_t j = 0; j < width; ++j) copy[(e * slots + r) * width + j] = row[j * step];
+  }
+  StridedMemRef<3> a{copy.data(), copy.data(), 0, {batches, slots, width},
+                     {slots * width, width, 1}};
+  _mlir_ciface_stepc_batch_matmul_f32(&a, const_cast<StridedMemRef<3> *>(call.b), call.c,
+                                      call.transA, call.transB, call.accumulate);
 }
 
 void runGatheredRange(void *context, int64_t lo, int64_t hi) {
@@ -629,32 +654,17 @@ void _mlir_ciface_stepc_batch_matmul_gathered_f32(StridedMemRef<2> *src, Strided
                                                   StridedMemRef<2, int32_t> *ids, int64_t group,
                                                   int64_t transA, int64_t transB,
                                                   int64_t accumulate) {
-  int64_t batches = ids->sizes[0], slots = ids->sizes[1], width = src->sizes[1];
+  int64_t width = src->sizes[1];
   stepc::rt::Operand B = stepc::rt::operand(b->data + b->offset, b->sizes + 1, b->strides + 1,
                                             transB != 0);
   // The runtime's kernels pack the rows, unless STEPC_GEMM names a library for every GEMM.
   const stepc::rt::Library &lib = stepc::rt::library();
   bool own = (lib.own || lib.ownWindows) && (src->strides[1] == 1 || width == 1) && B.ok &&
              !B.overlapping && (c->strides[2] == 1 || c->sizes[2] == 1) && group >= 1;
-  if (!own) {
-    std::vector<float> gathered(static_cast<size_t>(batches * slots * width), 0.0f);
-    int64_t limit = src->sizes[0] * std::max<int64_t>(group, 1) - 1;
-    for (int64_t e = 0; e < batches; ++e)
-      for (int64_t r = 0; r < slots; ++r) {
-        int64_t v = ids->data[ids->offset + e * ids->strides[0] + r * ids->strides[1]];
-        if (v < 0) continue;
-        const float *row = src->data + src->offset +
-                           std::min(v, limit) / std::max<int64_t>(group, 1) * src->strides[0];
-        float *out = gathered.data() + (e * slots + r) * width;
-        for (int64_t j = 0; j < width; ++j) out[j] = row[j * src->strides[1]];
-      }
-    StridedMemRef<3> a{gathered.data(), gathered.data(), 0, {batches, slots, width},
-                       {slots * width, width, 1}};
-    _mlir_ciface_stepc_batch_matmul_f32(&a, b, c, transA, transB, accumulate);
-    return;
-  }
-  runGatheredCall(GatheredCall{src, nullptr, b, c, ids, group, transA != 0, transB != 0,
-                               accumulate != 0, {}, {}, {}});
+  GatheredCall call{src, nullptr, b, c, ids, std::max<int64_t>(group, 1), transA != 0, transB != 0,
+                    accumulate != 0, {}, {}, {}};
+  if (!own) return runOnCopy(std::move(call));
+  runGatheredCall(std::move(call));
 }
 
 // The routing's empty slots are known zero rows of A (--step-gathered-gemms proved it): the
@@ -669,24 +679,10 @@ void _mlir_ciface_stepc_batch_matmul_masked_f32(StridedMemRef<3> *a, StridedMemR
   bool own = (lib.own || lib.ownWindows) && (a->strides[2] == 1 || a->sizes[2] == 1) &&
              B.ok && !B.overlapping && (c->strides[2] == 1 || c->sizes[2] == 1) &&
              ids->sizes[0] == a->sizes[0] && ids->sizes[1] == a->sizes[1];
-  if (!own) {
-    // A copy with the masked rows zero (they are never read on either path), then the plain
-    // batched GEMM.
-    int64_t batches = a->sizes[0], rows = a->sizes[1], width = a->sizes[2];
-    std::vector<float> kept(static_cast<size_t>(batches * rows * width), 0.0f);
-    for (int64_t e = 0; e < batches; ++e)
-      for (int64_t r = 0; r < rows; ++r) {
-        if (ids->data[ids->offset + e * ids->strides[0] + r * ids->strides[1]] < 0) continue;
-        const float *row = batchSlice(a, e) + r * a->strides[1];
-        float *out = kept.data() + (e * rows + r) * width;
-        for (int64_t j = 0; j < width; ++j) out[j] = row[j * a->strides[2]];
-      }
-    StridedMemRef<3> view{kept.data(), kept.data(), 0, {batches, rows, width},
-                          {rows * width, width, 1}};
-    return _mlir_ciface_stepc_batch_matmul_f32(&view, b, c, transA, transB, accumulate);
-  }
-  runGatheredCall(GatheredCall{nullptr, a, b, c, ids, 1, transA != 0, transB != 0,
-                               accumulate != 0, {}, {}, {}});
+  GatheredCall call{nullptr, a, b, c, ids, 1, transA != 0, transB != 0, accumulate != 0,
+                    {}, {}, {}};
+  if (!own) return runOnCopy(std::move(call));  // the masked rows are not read there either
+  runGatheredCall(std::move(call));
 }
 
 void _mlir_ciface_stepc_matmul_epilogue_f32(StridedMemRef<2> *a, StridedMemRef<2> *b,
